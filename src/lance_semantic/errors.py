@@ -1,0 +1,224 @@
+"""The whole exception hierarchy of lance-semantic (layer L0).
+
+Every error derives from :class:`LanceSemanticError`. Each class that the spec's
+"Failure Semantics" table needs carries the facts of its row as attributes and
+builds its message from them, so callers can assert attributes instead of prose.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LanceSemanticError",
+    "SchemaError",
+    "WriteError",
+    "ReadError",
+    "ManifestError",
+    "CommitError",
+    "DatasetNotFoundError",
+    "DatasetExistsError",
+    "CorruptManifestError",
+    "UnsupportedFeatureError",
+    "UnsupportedTypeError",
+    "SchemaMismatchError",
+    "UnsupportedInputTypeError",
+    "InvalidJsonError",
+    "InvariantViolationError",
+    "OutputEncodingOverflowError",
+    "InvalidOutputEncodingError",
+    "CommitConflictError",
+    "NotSupportedYetError",
+]
+
+
+class LanceSemanticError(Exception):
+    """Base class of every error raised by lance-semantic."""
+
+
+class SchemaError(LanceSemanticError):
+    """A schema or type problem."""
+
+
+class WriteError(LanceSemanticError):
+    """A write was refused; the table stays at its previous version."""
+
+
+class ReadError(LanceSemanticError):
+    """A read could not produce what was asked."""
+
+
+class ManifestError(LanceSemanticError):
+    """Table metadata on disk is missing, unreadable or not supported."""
+
+
+class CommitError(LanceSemanticError):
+    """A commit could not be published."""
+
+
+class NotSupportedYetError(LanceSemanticError, NotImplementedError):
+    """Raised when a feature that lance-semantic does not implement yet is needed."""
+
+    def __init__(self, feature: str) -> None:
+        self.feature = feature
+        super().__init__(f"{feature} is not supported yet by lance-semantic")
+
+
+class DatasetNotFoundError(ManifestError, FileNotFoundError):
+    """Raised when opening a table that does not exist."""
+
+    def __init__(self, uri: str, detail: str = "") -> None:
+        self.uri = uri
+        msg = f"Dataset not found: {uri}"
+        super().__init__(msg + (f" ({detail})" if detail else ""))
+
+
+class DatasetExistsError(ManifestError, FileExistsError):
+    """Raised when creating a table where one already exists."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        super().__init__(
+            f"Dataset already exists: {uri} (use mode='append' or mode='overwrite')"
+        )
+
+
+class CorruptManifestError(ManifestError):
+    """Raised when a manifest file is truncated or cannot be decoded."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"Corrupt manifest {path}: {reason}")
+
+
+def _bits(flags: int) -> list[int]:
+    return [i for i in range(64) if flags >> i & 1]
+
+
+class UnsupportedFeatureError(ManifestError):
+    """Raised when a table carries feature flags this library does not know."""
+
+    def __init__(self, flags: int, *, kind: str, uri: str = "") -> None:
+        self.flags = flags
+        self.bits = tuple(_bits(flags))
+        self.kind = kind
+        self.uri = uri
+        action = "read" if kind == "reader" else "written"
+        where = f" {uri}" if uri else ""
+        super().__init__(
+            f"unsupported: dataset{where} cannot be {action} by lance-semantic; unknown "
+            f"{kind} feature flags {flags} (bits {', '.join(map(str, self.bits))})"
+        )
+
+
+class UnsupportedTypeError(SchemaError, TypeError):
+    """Raised when an Arrow type or logical_type has no Lance representation."""
+
+    def __init__(self, field_path: str, type_name: str, reason: str = "") -> None:
+        self.field_path = field_path
+        self.type_name = type_name
+        msg = f"field '{field_path}': type {type_name} is not supported"
+        super().__init__(msg + (f": {reason}" if reason else ""))
+
+
+class SchemaMismatchError(SchemaError, ValueError):
+    """Raised when appended/merged/updated data does not match the table's types."""
+
+    def __init__(self, field_path: str, table_type: str, input_type: str, reason: str = "") -> None:
+        self.field_path = field_path
+        self.table_type = table_type
+        self.input_type = input_type
+        msg = (
+            f"schema mismatch at field '{field_path}': table has {table_type}, "
+            f"input has {input_type}"
+        )
+        super().__init__(msg + (f" ({reason})" if reason else ""))
+
+
+class UnsupportedInputTypeError(WriteError, TypeError):
+    """Raised when an input Arrow type is not accepted for a field's semantic type."""
+
+    def __init__(self, field_path: str, semantic_type: str, input_type: str) -> None:
+        self.field_path = field_path
+        self.semantic_type = semantic_type
+        self.input_type = input_type
+        super().__init__(
+            f"field '{field_path}': input type {input_type} is not accepted for "
+            f"semantic type {semantic_type}"
+        )
+
+
+class InvalidJsonError(WriteError, ValueError):
+    """Raised when a json input value is not valid JSON."""
+
+    def __init__(self, field_path: str, row: int, reason: str = "", excerpt: str = "") -> None:
+        self.field_path = field_path
+        self.row = row
+        self.reason = reason
+        self.excerpt = excerpt
+        msg = f"field '{field_path}', row {row}: invalid JSON"
+        if reason:
+            msg += f": {reason}"
+        if excerpt:
+            msg += f" (near {excerpt!r})"
+        super().__init__(msg)
+
+
+class InvariantViolationError(WriteError):
+    """Raised when an array reaches the encoder in a layout other than the declared one."""
+
+    def __init__(
+        self,
+        field_path: str,
+        expected_layout: str,
+        expected_extension: str | None,
+        actual_layout: str,
+        actual_extension: str | None,
+    ) -> None:
+        self.field_path = field_path
+        self.expected_layout = expected_layout
+        self.expected_extension = expected_extension
+        self.actual_layout = actual_layout
+        self.actual_extension = actual_extension
+        super().__init__(
+            f"internal invariant violation at field '{field_path}': expected layout "
+            f"{expected_layout} (extension {expected_extension}), got {actual_layout} "
+            f"(extension {actual_extension})"
+        )
+
+
+class OutputEncodingOverflowError(ReadError):
+    """Raised when the requested output layout cannot hold a value."""
+
+    def __init__(self, field_path: str, value_size: int, requested_encoding: str) -> None:
+        self.field_path = field_path
+        self.value_size = value_size
+        self.requested_encoding = requested_encoding
+        super().__init__(
+            f"field '{field_path}': a value of {value_size} bytes does not fit output encoding "
+            f"{requested_encoding}; request large_utf8 / utf8_view (or large_binary / "
+            f"binary_view) instead"
+        )
+
+
+class InvalidOutputEncodingError(SchemaError, ValueError):
+    """Raised when an output encoding is invalid for a field's type or parameters."""
+
+    def __init__(self, field_path: str, encoding: str, why: str) -> None:
+        self.field_path = field_path
+        self.encoding = encoding
+        self.why = why
+        super().__init__(f"field '{field_path}': invalid output encoding {encoding!r}: {why}")
+
+
+class CommitConflictError(CommitError):
+    """Raised when a concurrent commit conflicts and retries are exhausted."""
+
+    def __init__(self, read_version: int, attempted_version: int, reason: str = "") -> None:
+        self.read_version = read_version
+        self.attempted_version = attempted_version
+        msg = (
+            f"commit conflict: read version {read_version}, could not publish version "
+            f"{attempted_version}"
+        )
+        super().__init__(msg + (f" ({reason})" if reason else ""))
+

@@ -1,0 +1,157 @@
+"""The table schema as a tree of fields with Lance field ids (layer L2).
+
+A Lance manifest stores the schema as a flat, pre-order list of ``lance.file.Field``
+messages linked by ``parent_id`` (facts §4). :class:`TableSchema` is the immutable tree built
+from that list; :meth:`TableSchema.flatten` gives the list back in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from types import MappingProxyType
+
+__all__ = ["Field", "TableSchema", "EMPTY_METADATA", "ENCODING", "freeze_metadata"]
+
+EMPTY_METADATA: Mapping[str, bytes] = MappingProxyType({})
+
+#: ``lance.file.Field.encoding`` values (written like pylance 14 for parity; ignored on read)
+ENCODING = {"NONE": 0, "PLAIN": 1, "VAR_BINARY": 2, "DICTIONARY": 3, "RLE": 4}
+
+
+def freeze_metadata(metadata: Mapping[str | bytes, str | bytes] | None) -> Mapping[str, bytes]:
+    """Return ``metadata`` as an immutable ``str -> bytes`` mapping (byte values kept as is)."""
+    if not metadata:
+        return EMPTY_METADATA
+    out: dict[str, bytes] = {}
+    for k, v in metadata.items():
+        key = k.decode() if isinstance(k, bytes) else k
+        out[key] = v if isinstance(v, bytes) else v.encode()
+    return MappingProxyType(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field of the table schema.
+
+    ``logical_type`` is the string stored on disk. ``path`` is the dotted path from the top
+    level (``s.x``, ``l.item``, ``m.entries.key``). ``children`` follow Arrow child order.
+    """
+
+    name: str
+    id: int
+    parent_id: int
+    logical_type: str
+    nullable: bool = True
+    metadata: Mapping[str, bytes] = field(default_factory=lambda: EMPTY_METADATA)
+    extension_name: str | None = None
+    encoding: int = 0
+    #: ``lance.file.Field.dictionary`` as (offset, length), or None when absent
+    dictionary: tuple[int, int] | None = None
+    unenforced_primary_key: bool = False
+    unenforced_primary_key_position: int = 0
+    unenforced_clustering_key_position: int = 0
+    children: tuple[Field, ...] = ()
+    path: str = ""
+
+    def with_children(self, children: Sequence[Field]) -> Field:
+        return replace(self, children=tuple(children))
+
+    def walk(self) -> Iterator[Field]:
+        """This field and all its descendants, in pre-order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    @property
+    def output_encoding(self) -> str | None:
+        raw = self.metadata.get("lance-schema:output-encoding")
+        return raw.decode() if raw is not None else None
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """The immutable field tree of a table plus its schema metadata."""
+
+    fields: tuple[Field, ...]
+    metadata: Mapping[str, bytes] = field(default_factory=lambda: EMPTY_METADATA)
+
+    @classmethod
+    def from_flat(
+        cls, flat: Sequence[Field], metadata: Mapping[str, bytes] = EMPTY_METADATA
+    ) -> TableSchema:
+        """Build the tree from a pre-order list linked by ``parent_id`` (children ignored)."""
+        by_parent: dict[int, list[Field]] = {}
+        for f in flat:
+            by_parent.setdefault(f.parent_id, []).append(f)
+
+        def build(f: Field, prefix: str) -> Field:
+            path = f"{prefix}.{f.name}" if prefix else f.name
+            kids = tuple(build(c, path) for c in by_parent.get(f.id, ()))
+            return replace(f, children=kids, path=path)
+
+        tops = tuple(build(f, "") for f in by_parent.get(-1, ()))
+        return cls(tops, metadata)
+
+    @classmethod
+    def of(cls, fields: Sequence[Field], metadata: Mapping[str, bytes] = EMPTY_METADATA) -> TableSchema:
+        """Build from top-level fields, (re)computing every ``path``."""
+
+        def fix(f: Field, prefix: str) -> Field:
+            path = f"{prefix}.{f.name}" if prefix else f.name
+            return replace(f, path=path, children=tuple(fix(c, path) for c in f.children))
+
+        return cls(tuple(fix(f, "") for f in fields), metadata)
+
+    def flatten(self) -> list[Field]:
+        """All fields in pre-order, as a manifest stores them."""
+        return [f for top in self.fields for f in top.walk()]
+
+    def __iter__(self) -> Iterator[Field]:
+        for top in self.fields:
+            yield from top.walk()
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    @cached_property
+    def _by_id(self) -> dict[int, Field]:
+        return {f.id: f for f in self}
+
+    @cached_property
+    def _by_path(self) -> dict[str, Field]:
+        return {f.path: f for f in self}
+
+    def field(self, path: str) -> Field:
+        """The field at a dotted ``path``; raises ``KeyError`` naming the path."""
+        try:
+            return self._by_path[path]
+        except KeyError:
+            raise KeyError(f"no field '{path}' in schema") from None
+
+    def field_by_id(self, field_id: int) -> Field:
+        return self._by_id[field_id]
+
+    def has_id(self, field_id: int) -> bool:
+        return field_id in self._by_id
+
+    def top_level_of(self, field_id: int) -> Field | None:
+        """The top-level field containing ``field_id`` (or None if the id is not in the schema)."""
+        f = self._by_id.get(field_id)
+        while f is not None and f.parent_id != -1:
+            f = self._by_id.get(f.parent_id)
+        return f
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    @property
+    def max_field_id(self) -> int:
+        return max((f.id for f in self), default=-1)
+
+    def select(self, names: Sequence[str]) -> TableSchema:
+        """A schema of the named top-level fields, in the given order."""
+        by_name = {f.name: f for f in self.fields}
+        return TableSchema(tuple(by_name[n] for n in names), self.metadata)
