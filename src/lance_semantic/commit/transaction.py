@@ -1,0 +1,203 @@
+"""Apply a transaction to a manifest: a pure function from (base, operation) to the next
+manifest (layer L4; facts §3 "What pylance 14 actually writes per operation").
+
+Fragment ids of new fragments are assigned here, at commit time, from the base manifest's
+``max_fragment_id`` high-water mark, so an operation can be rebased onto a newer version
+without rewriting any data file.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from functools import singledispatch
+
+from ..manifest import flags
+from ..manifest.model import (
+    Append,
+    Delete,
+    Fragment,
+    Manifest,
+    Merge,
+    Overwrite,
+    Project,
+    ReserveFragments,
+    Restore,
+    Rewrite,
+    Transaction,
+    Update,
+    UpdateConfig,
+    WriterVersion,
+)
+from ..schema.field import TableSchema
+
+__all__ = ["apply_transaction", "WRITER_VERSION", "next_fragment_id"]
+
+WRITER_VERSION = WriterVersion(library="lance-semantic", version="0.1.0")
+
+
+def next_fragment_id(base: Manifest | None) -> int:
+    if base is None:
+        return 0
+    if base.max_fragment_id is not None:
+        return base.max_fragment_id + 1
+    return max((f.id for f in base.fragments), default=-1) + 1
+
+
+def _assign_ids(fragments: tuple[Fragment, ...], start: int) -> tuple[Fragment, ...]:
+    return tuple(replace(f, id=start + i) for i, f in enumerate(fragments))
+
+
+def apply_transaction(
+    base: Manifest | None,
+    txn: Transaction,
+    *,
+    version: int,
+    restored: Manifest | None = None,
+) -> Manifest:
+    """The manifest of ``version`` obtained by applying ``txn`` on ``base``.
+
+    ``restored`` is the manifest of the version named by a :class:`Restore` operation.
+    """
+    if isinstance(txn.operation, Restore):
+        if restored is None or base is None:
+            raise ValueError("restore needs the base manifest and the restored manifest")
+        schema, fragments = restored.schema, restored.fragments
+        nxt = replace(
+            base,
+            schema=schema,
+            fragments=fragments,
+            data_format=restored.data_format,
+            config=restored.config,
+        )
+    else:
+        nxt = _apply(txn.operation, base)
+    high = max((f.id for f in nxt.fragments), default=-1)
+    prev_high = -1 if base is None or base.max_fragment_id is None else base.max_fragment_id
+    max_fragment_id = max(high, prev_high, nxt.max_fragment_id if nxt.max_fragment_id is not None else -1)
+    reader, writer = flags.next_flags(
+        base.reader_feature_flags if base else 0,
+        base.writer_feature_flags if base else 0,
+        nxt,
+    )
+    return replace(
+        nxt,
+        version=version,
+        timestamp_ns=time.time_ns(),
+        max_fragment_id=max_fragment_id if max_fragment_id >= 0 else None,
+        reader_feature_flags=reader,
+        writer_feature_flags=writer,
+        transaction_file=f"{txn.read_version}-{txn.uuid}.txn",
+        writer_version=WRITER_VERSION,
+    )
+
+
+@singledispatch
+def _apply(op: object, base: Manifest | None) -> Manifest:
+    raise TypeError(f"cannot apply operation {type(op).__name__}")
+
+
+def _require(base: Manifest | None, op: object) -> Manifest:
+    if base is None:
+        raise ValueError(f"{type(op).__name__} needs an existing table")
+    return base
+
+
+@_apply.register
+def _(op: Overwrite, base: Manifest | None) -> Manifest:
+    start = next_fragment_id(base)
+    fragments = _assign_ids(op.fragments, start)
+    if base is None:
+        return Manifest.new(schema=op.schema, fragments=fragments, data_format=op.data_format)
+    config = dict(base.config)
+    config.update(op.config_upsert_values)
+    return replace(
+        base,
+        schema=op.schema,
+        fragments=fragments,
+        config=config,
+        data_format=op.data_format or base.data_format,
+        index_section=None,
+    )
+
+
+@_apply.register
+def _(op: Append, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    fragments = _assign_ids(op.fragments, next_fragment_id(base))
+    return replace(base, fragments=base.fragments + fragments)
+
+
+@_apply.register
+def _(op: Delete, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    updated = {f.id: f for f in op.updated_fragments}
+    gone = set(op.deleted_fragment_ids)
+    frags = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in gone)
+    return replace(base, fragments=frags)
+
+
+@_apply.register
+def _(op: Update, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    updated = {f.id: f for f in op.updated_fragments}
+    gone = set(op.removed_fragment_ids)
+    kept = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in gone)
+    new = _assign_ids(op.new_fragments, next_fragment_id(base))
+    return replace(base, fragments=kept + new)
+
+
+@_apply.register
+def _(op: Merge, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    return replace(base, fragments=tuple(op.fragments), schema=op.schema)
+
+
+@_apply.register
+def _(op: Project, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    live = {f.id for f in op.schema}
+    frags = []
+    for frag in base.fragments:
+        files = tuple(df for df in frag.files if any(i in live for i in df.fields))
+        frags.append(replace(frag, files=files))
+    return replace(base, schema=op.schema, fragments=tuple(frags))
+
+
+@_apply.register
+def _(op: ReserveFragments, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    return replace(base, max_fragment_id=next_fragment_id(base) - 1 + op.num_fragments)
+
+
+@_apply.register
+def _(op: Rewrite, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    frags = list(base.fragments)
+    for group in op.groups:
+        old = {f.id for f in group.old_fragments}
+        pos = min(i for i, f in enumerate(frags) if f.id in old)
+        frags = [f for f in frags if f.id not in old]
+        frags[pos:pos] = list(group.new_fragments)
+    return replace(base, fragments=tuple(frags))
+
+
+@_apply.register
+def _(op: UpdateConfig, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    config = dict(base.config)
+    for k, v in op.config_updates.items():
+        if v is None:
+            config.pop(k, None)
+        else:
+            config[k] = v
+    schema = base.schema
+    if op.schema_metadata_updates:
+        md = dict(schema.metadata)
+        for k, v in op.schema_metadata_updates.items():
+            if v is None:
+                md.pop(k, None)
+            else:
+                md[k] = v.encode()
+        schema = TableSchema(schema.fields, md)
+    return replace(base, config=config, schema=schema)

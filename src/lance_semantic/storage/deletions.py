@@ -1,0 +1,52 @@
+"""Deletion files: the row offsets of a fragment that are deleted (layer L3; facts §7).
+
+Fewer than :data:`BITMAP_THRESHOLD` deleted rows are stored as a ZSTD-compressed Arrow IPC
+file holding one non-nullable ``row_id: uint32`` column; from the threshold on, as a
+portable 32-bit roaring bitmap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+from pyroaring import BitMap
+
+from .object_store import ObjectStore
+from .paths import DELETIONS_DIR, deletion_file_name
+
+__all__ = ["BITMAP_THRESHOLD", "read_deleted_rows", "write_deleted_rows"]
+
+BITMAP_THRESHOLD = 5000
+_SCHEMA = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+
+
+def read_deleted_rows(
+    store: ObjectStore, fragment_id: int, read_version: int, file_id: int, bitmap: bool
+) -> np.ndarray:
+    """The deleted row offsets (sorted, uint32) of one deletion file."""
+    data = store.get(f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}")
+    if bitmap:
+        return np.asarray(BitMap.deserialize(data).to_array(), dtype=np.uint32)
+    table = ipc.open_file(pa.py_buffer(data)).read_all()
+    rows = table.column(0).to_numpy()
+    return np.sort(rows.astype(np.uint32, copy=False))
+
+
+def write_deleted_rows(
+    store: ObjectStore, fragment_id: int, read_version: int, file_id: int, rows: np.ndarray
+) -> bool:
+    """Write the full set of deleted ``rows``; returns True when a bitmap was written."""
+    rows = np.unique(np.asarray(rows, dtype=np.uint32))
+    bitmap = len(rows) >= BITMAP_THRESHOLD
+    if bitmap:
+        bm = BitMap(rows.tolist())
+        data = bm.serialize()
+    else:
+        sink = pa.BufferOutputStream()
+        options = ipc.IpcWriteOptions(compression="zstd")
+        with ipc.new_file(sink, _SCHEMA, options=options) as w:
+            w.write_batch(pa.record_batch([pa.array(rows, pa.uint32())], schema=_SCHEMA))
+        data = sink.getvalue().to_pybytes()
+    store.put(f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}", data)
+    return bitmap

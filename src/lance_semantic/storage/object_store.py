@@ -1,0 +1,105 @@
+"""Bytes in, bytes out: the one place that touches the table's storage (layer L3).
+
+All paths are relative to the table root and use ``/``. The only primitive with
+concurrency semantics is :meth:`ObjectStore.put_if_absent`, which publishes a manifest
+so that two writers can never both publish the same version (DESIGN §2.7).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping
+from typing import Protocol
+
+from ..errors import NotSupportedYetError
+
+__all__ = ["ObjectStore", "LocalObjectStore", "open_store"]
+
+
+class ObjectStore(Protocol):
+    """What the table layer needs from storage."""
+
+    root: str
+
+    def get(self, path: str) -> bytes: ...
+    def put(self, path: str, data: bytes) -> None: ...
+    def put_if_absent(self, path: str, data: bytes) -> bool: ...
+    def list(self, prefix: str) -> list[str]: ...
+    def exists(self, path: str) -> bool: ...
+    def delete(self, path: str) -> None: ...
+    def size(self, path: str) -> int: ...
+    def local_path(self, path: str) -> str: ...
+
+
+class LocalObjectStore:
+    """A table directory on the local file system."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+
+    def local_path(self, path: str) -> str:
+        return os.path.join(self.root, path)
+
+    def get(self, path: str) -> bytes:
+        with open(self.local_path(path), "rb") as f:
+            return f.read()
+
+    def _temp_for(self, target: str, data: bytes) -> str:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = os.path.join(os.path.dirname(target), f".tmp-{uuid.uuid4().hex}")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return tmp
+
+    def put(self, path: str, data: bytes) -> None:
+        """Write ``data`` atomically (temp file, then rename over any existing file)."""
+        target = self.local_path(path)
+        tmp = self._temp_for(target, data)
+        os.replace(tmp, target)
+
+    def put_if_absent(self, path: str, data: bytes) -> bool:
+        """Publish ``data`` at ``path`` only if nothing is there; False if it already exists.
+
+        The file appears complete or not at all: it is written to a temp name, then hard-linked
+        to the target (``link`` fails atomically when the target exists).
+        """
+        target = self.local_path(path)
+        tmp = self._temp_for(target, data)
+        try:
+            os.link(tmp, target)
+            return True
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp)
+
+    def list(self, prefix: str) -> list[str]:
+        """Names of the entries directly under the directory ``prefix`` (empty if missing)."""
+        try:
+            return sorted(n for n in os.listdir(self.local_path(prefix)) if not n.startswith(".tmp-"))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(self.local_path(path))
+
+    def delete(self, path: str) -> None:
+        try:
+            os.unlink(self.local_path(path))
+        except FileNotFoundError:
+            pass
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(self.local_path(path))
+
+
+def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> ObjectStore:
+    """The store for ``uri``: local paths and ``file://`` URIs today."""
+    if uri.startswith("file://"):
+        uri = uri[len("file://") :]
+    elif "://" in uri:
+        raise NotSupportedYetError(f"object store URI {uri.split('://')[0]}://")
+    return LocalObjectStore(uri)
