@@ -1,0 +1,59 @@
+"""lance-semantic: read and write Lance tables, implementing the Semantic Type Contract.
+
+>>> import lance_semantic as ls
+>>> ls.FLAG_SEMANTIC_TYPES == 1 << 32
+True
+"""
+
+from __future__ import annotations
+
+from . import errors
+from .dataset.dataset import Dataset, FeatureFlags, dataset
+from .dataset.fragment import LanceFragment
+from .dataset.writing import write_dataset
+from .errors import (
+    CommitConflictError,
+    CorruptManifestError,
+    DatasetExistsError,
+    DatasetNotFoundError,
+    InvalidJsonError,
+    InvalidOutputEncodingError,
+    InvariantViolationError,
+    LanceSemanticError,
+    NotSupportedYetError,
+    OutputEncodingOverflowError,
+    SchemaMismatchError,
+    UnsupportedFeatureError,
+    UnsupportedInputTypeError,
+    UnsupportedTypeError,
+)
+from .manifest.flags import FLAG_SEMANTIC_TYPES
+from .schema.field import Field, TableSchema
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Dataset",
+    "FeatureFlags",
+    "LanceFragment",
+    "Field",
+    "TableSchema",
+    "FLAG_SEMANTIC_TYPES",
+    "dataset",
+    "write_dataset",
+    "errors",
+    "LanceSemanticError",
+    "CommitConflictError",
+    "CorruptManifestError",
+    "DatasetExistsError",
+    "DatasetNotFoundError",
+    "InvalidJsonError",
+    "InvalidOutputEncodingError",
+    "InvariantViolationError",
+    "NotSupportedYetError",
+    "OutputEncodingOverflowError",
+    "SchemaMismatchError",
+    "UnsupportedFeatureError",
+    "UnsupportedInputTypeError",
+    "UnsupportedTypeError",
+]

@@ -1,0 +1,229 @@
+"""The user-facing table handle, with Lance's verbs (layer L5).
+
+A :class:`Dataset` is one version of a table. Reads never change it; mutating operations
+commit a new version and advance the handle to it, as pylance does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import NotSupportedYetError, ReadError
+from ..manifest import flags
+from ..manifest.model import Manifest, Restore
+from ..read.scan import FragmentReader
+from ..schema.arrow import schema_to_arrow
+from ..schema.field import TableSchema
+from ..storage.object_store import ObjectStore, open_store
+from ..commit.committer import commit, list_versions, load_manifest
+from .fragment import LanceFragment
+from .scan import plan_scan, run_scan, take_rows
+
+__all__ = ["Dataset", "dataset", "FeatureFlags"]
+
+Filter = str | pc.Expression
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureFlags:
+    reader: int
+    writer: int
+
+    @property
+    def names(self) -> list[str]:
+        return flags.flag_names(self.reader | self.writer)
+
+
+def dataset(
+    uri: str, *, version: int | None = None, storage_options: Mapping[str, str] | None = None
+) -> Dataset:
+    """Open the table at ``uri`` (the latest version, or ``version``).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        No table (or no such version) at ``uri``.
+    UnsupportedFeatureError
+        The table needs reader features this library does not have.
+    """
+    store = open_store(uri, storage_options)
+    return Dataset._open(store, uri, version)
+
+
+class Dataset:
+    """One version of a Lance table."""
+
+    def __init__(self, store: ObjectStore, uri: str, manifest: Manifest) -> None:
+        flags.check_readable(manifest, uri)
+        self._store = store
+        self._uri = uri
+        self._manifest = manifest
+
+    @classmethod
+    def _open(cls, store: ObjectStore, uri: str, version: int | None) -> Dataset:
+        return cls(store, uri, load_manifest(store, version))
+
+    # ---- metadata -------------------------------------------------------------------------
+    @property
+    def uri(self) -> str:
+        return self._uri
+
+    @property
+    def version(self) -> int:
+        return self._manifest.version
+
+    @property
+    def data_storage_version(self) -> str:
+        return self._manifest.data_storage_version
+
+    @property
+    def feature_flags(self) -> FeatureFlags:
+        return FeatureFlags(self._manifest.reader_feature_flags, self._manifest.writer_feature_flags)
+
+    @property
+    def semantic_types(self) -> bool:
+        return bool(self._manifest.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES)
+
+    @property
+    def semantic_schema(self) -> TableSchema:
+        return self._manifest.schema
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema reads return."""
+        return schema_to_arrow(self._manifest.schema)
+
+    @property
+    def manifest(self) -> Manifest:
+        return self._manifest
+
+    def __repr__(self) -> str:
+        return f"Dataset(uri={self._uri!r}, version={self.version}, rows={self.count_rows()})"
+
+    # ---- versions -------------------------------------------------------------------------
+    def versions(self) -> list[dict[str, Any]]:
+        """Every version of the table, oldest first, as pylance reports them."""
+        out = []
+        for v in sorted(list_versions(self._store)):
+            m = load_manifest(self._store, v)
+            ts = m.timestamp_ns or 0
+            out.append(
+                {
+                    "version": v,
+                    "timestamp": datetime.fromtimestamp(ts / 1e9, tz=timezone.utc),
+                    "metadata": {},
+                }
+            )
+        return out
+
+    @property
+    def latest_version(self) -> int:
+        return max(list_versions(self._store))
+
+    def checkout_version(self, version: int) -> Dataset:
+        """A new handle on ``version``; this one is unchanged."""
+        return Dataset._open(self._store, self._uri, version)
+
+    def restore(self) -> Dataset:
+        """Commit this (older) version as the newest one."""
+        latest = load_manifest(self._store)
+        self._manifest = commit(self._store, latest, Restore(version=self.version))
+        return self
+
+    # ---- reads ----------------------------------------------------------------------------
+    def get_fragments(self) -> list[LanceFragment]:
+        return [LanceFragment(self, f) for f in self._manifest.fragments]
+
+    def count_rows(self, filter: Filter | None = None) -> int:
+        if filter is None:
+            schema = self.semantic_schema
+            return sum(
+                FragmentReader(self._store, schema, f, [], pa.schema([])).live_rows()
+                for f in self._manifest.fragments
+            )
+        return sum(b.num_rows for b in self.to_batches(columns=[], filter=filter))
+
+    def to_batches(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        output_encodings: Mapping[str, str] | None = None,
+        batch_size: int | None = None,
+        *,
+        fragments: Sequence[LanceFragment] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream the rows as record batches of at most ``batch_size`` rows."""
+        self._no_encodings(output_encodings)
+        plan = plan_scan(self.semantic_schema, columns, filter)
+        frags = self._manifest.fragments if fragments is None else [f._fragment for f in fragments]
+        return run_scan(
+            self._store, self.semantic_schema, frags, plan,
+            limit=limit, offset=offset, batch_size=batch_size,
+        )
+
+    def to_table(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        output_encodings: Mapping[str, str] | None = None,
+        batch_size: int | None = None,
+    ) -> pa.Table:
+        """Read the rows into one table."""
+        self._no_encodings(output_encodings)
+        plan = plan_scan(self.semantic_schema, columns, filter)
+        batches = run_scan(
+            self._store, self.semantic_schema, self._manifest.fragments, plan,
+            limit=limit, offset=offset, batch_size=batch_size or 65536,
+        )
+        schema = plan.output_schema
+        return pa.Table.from_batches(list(batches), schema=schema)
+
+    def take(
+        self,
+        indices: Sequence[int] | np.ndarray | pa.Array,
+        columns: Sequence[str] | None = None,
+        output_encodings: Mapping[str, str] | None = None,
+    ) -> pa.Table:
+        """Rows at ``indices`` (offsets among the live rows, in the order given)."""
+        self._no_encodings(output_encodings)
+        idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array) else indices, dtype=np.int64)
+        plan = plan_scan(self.semantic_schema, columns, None)
+        readers = [
+            FragmentReader(self._store, self.semantic_schema, f, plan.top_fields, plan.read_schema)
+            for f in self._manifest.fragments
+        ]
+        live = np.array([r.live_rows() for r in readers], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(live)])
+        total = int(starts[-1])
+        if len(idx) and (idx.min() < 0 or idx.max() >= total):
+            bad = int(idx[(idx < 0) | (idx >= total)][0])
+            raise ReadError(f"take index {bad} is out of range for {total} rows")
+        return take_rows(readers, starts[:-1].tolist(), idx, plan)
+
+    def _no_encodings(self, output_encodings: Mapping[str, str] | None) -> None:
+        if output_encodings:
+            raise NotSupportedYetError("output_encodings (per-request output layouts)")
+
+    # ---- writes ---------------------------------------------------------------------------
+    def insert(self, data: Any, *, mode: Literal["append", "overwrite"] = "append", **kwargs: Any) -> Dataset:
+        """Append (or overwrite with) ``data`` and advance this handle to the new version."""
+        from .writing import write_dataset
+
+        new = write_dataset(data, self._store, mode=mode, _uri=self._uri, **kwargs)
+        self._manifest = new._manifest
+        return self
+
+    def _advance(self, manifest: Manifest) -> None:
+        self._manifest = manifest
+

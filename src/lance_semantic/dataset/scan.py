@@ -1,0 +1,189 @@
+"""Scans: column selection (including nested paths), filters, offset and limit over the
+fragments of one version, streamed batch by batch (layer L5).
+
+Filters are SQL strings in Lance's dialect, evaluated per batch by DataFusion, or
+``pyarrow.compute.Expression`` objects evaluated by Arrow.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import ReadError
+from ..manifest.model import Fragment
+from ..read.scan import FragmentReader
+from ..schema.arrow import schema_to_arrow
+from ..schema.field import Field, TableSchema
+from ..storage.object_store import ObjectStore
+
+__all__ = ["Predicate", "ScanPlan", "plan_scan", "project", "run_scan", "take_rows", "DEFAULT_BATCH_SIZE"]
+
+DEFAULT_BATCH_SIZE = 8192
+_IDENT = re.compile(r'"([^"]+)"|`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*)')
+
+
+class Predicate:
+    """A row filter compiled once per scan and applied per batch."""
+
+    def __init__(self, expr: str | pc.Expression, table: TableSchema) -> None:
+        self.expr = expr
+        if isinstance(expr, str):
+            from datafusion import SessionContext
+
+            self._ctx = SessionContext()
+            names = set(table.names)
+            self.columns = sorted(
+                {n for m in _IDENT.finditer(expr) for n in m.groups() if n in names}
+            )
+        elif isinstance(expr, pc.Expression):
+            self.columns = list(table.names)
+        else:
+            raise TypeError(f"filter must be a SQL string or pyarrow.compute.Expression, got {expr!r}")
+
+    def mask(self, batch: pa.RecordBatch) -> pa.Array:
+        if isinstance(self.expr, str):
+            df = self._ctx.from_arrow(batch)
+            try:
+                expr = df.parse_sql_expr(self.expr)
+            except Exception as e:  # DataFusion raises plain Exception
+                raise ReadError(f"invalid filter {self.expr!r}: {e}") from e
+            out = df.select(expr.alias("__mask")).to_arrow_table().column(0)
+            return out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
+        return _eval(pa.Table.from_batches([batch]), self.expr).combine_chunks()
+
+    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        m = self.mask(batch)
+        return batch.filter(pc.fill_null(m, False))
+
+
+def _eval(table: pa.Table, expr: pc.Expression) -> pa.ChunkedArray:
+    import pyarrow.dataset as pds
+
+    return pds.dataset(table).to_table(columns={"m": expr}).column("m")
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    top_fields: tuple[Field, ...]  # what is read from the fragments
+    read_schema: pa.Schema
+    outputs: tuple[tuple[str, tuple[str, ...]], ...]  # (output name, path from a top field)
+    output_schema: pa.Schema
+    predicate: Predicate | None
+
+
+def plan_scan(
+    table: TableSchema, columns: Sequence[str] | None, filter: str | pc.Expression | None
+) -> ScanPlan:
+    predicate = Predicate(filter, table) if filter is not None else None
+    if columns is None:
+        columns = table.names
+    if isinstance(columns, str):
+        columns = [columns]
+    outputs = []
+    needed: list[str] = []
+    for col in columns:
+        parts = _split_path(table, col)
+        outputs.append((col, parts))
+        if parts[0] not in needed:
+            needed.append(parts[0])
+    for name in predicate.columns if predicate else ():
+        if name not in needed:
+            needed.append(name)
+    sub = table.select(needed)
+    read_schema = schema_to_arrow(sub)
+    out_fields = []
+    for name, parts in outputs:
+        f = read_schema.field(parts[0])
+        for p in parts[1:]:
+            f = f.type.field(p)
+        out_fields.append(f.with_name(name))
+    output_schema = pa.schema(out_fields, metadata=read_schema.metadata)
+    return ScanPlan(sub.fields, read_schema, tuple(outputs), output_schema, predicate)
+
+
+def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:
+    if col in table.names:
+        return (col,)
+    try:
+        field = table.field(col)
+    except KeyError:
+        raise ReadError(f"no column '{col}' in the dataset (columns: {', '.join(table.names)})") from None
+    parts = tuple(col.split("."))
+    if any(table.field(".".join(parts[:i])).logical_type != "struct" for i in range(1, len(parts))):
+        raise ReadError(f"cannot select '{field.path}': only struct children can be selected")
+    return parts
+
+
+def project(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
+    """Select the plan's output columns (struct children by path) from a read batch."""
+    arrays = []
+    for _name, parts in plan.outputs:
+        arr = batch.column(parts[0])
+        for p in parts[1:]:
+            arr = pc.struct_field(arr, p)
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, schema=plan.output_schema)
+
+
+def take_rows(
+    readers: Sequence[FragmentReader], starts: Sequence[int], indices: np.ndarray, plan: ScanPlan
+) -> pa.Table:
+    """Rows at ``indices`` (offsets into the live rows of ``readers`` laid end to end, the
+    i-th starting at ``starts[i]``), in the order given, duplicates allowed."""
+    uniq, inverse = np.unique(indices, return_inverse=True)
+    frag_of = np.searchsorted(np.asarray(starts), uniq, side="right") - 1
+    parts = [
+        readers[fi].take_live(uniq[frag_of == fi] - starts[fi]) for fi in np.unique(frag_of)
+    ]
+    if not parts:
+        return plan.output_schema.empty_table()
+    table = pa.Table.from_batches(parts, schema=plan.read_schema)
+    table = table.take(pa.array(inverse.reshape(-1)))
+    return pa.Table.from_batches(
+        [project(b, plan) for b in table.combine_chunks().to_batches()], schema=plan.output_schema
+    )
+
+
+def run_scan(
+    store: ObjectStore,
+    table: TableSchema,
+    fragments: Sequence[Fragment],
+    plan: ScanPlan,
+    *,
+    limit: int | None = None,
+    offset: int | None = None,
+    batch_size: int | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Stream the plan's output batches; stops reading as soon as ``limit`` rows are out."""
+    batch_size = batch_size or DEFAULT_BATCH_SIZE
+    skip = offset or 0
+    remaining = limit
+    if remaining is not None and remaining <= 0:
+        return
+    for frag in fragments:
+        reader = FragmentReader(store, table, frag, plan.top_fields, plan.read_schema)
+        if plan.predicate is None and skip >= reader.live_rows():
+            skip -= reader.live_rows()
+            continue
+        for batch in reader.batches(batch_size):
+            if plan.predicate is not None:
+                batch = plan.predicate.apply(batch)
+            if skip:
+                if batch.num_rows <= skip:
+                    skip -= batch.num_rows
+                    continue
+                batch = batch.slice(skip)
+                skip = 0
+            if remaining is not None:
+                if batch.num_rows >= remaining:
+                    yield project(batch.slice(0, remaining), plan)
+                    return
+                remaining -= batch.num_rows
+            if batch.num_rows:
+                yield project(batch, plan)

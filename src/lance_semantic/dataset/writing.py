@@ -1,0 +1,120 @@
+"""``write_dataset``: create, append to or overwrite a table (layer L5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
+
+from ..commit.committer import commit, latest_version, load_manifest
+from ..errors import DatasetExistsError, NotSupportedYetError
+from ..manifest.model import Append, Manifest, Overwrite
+from ..schema.arrow import schema_from_arrow, schema_to_arrow
+from ..schema.compatibility import check_appendable_legacy
+from ..schema.field import TableSchema
+from ..storage.datafile import WRITABLE_VERSIONS
+from ..storage.object_store import ObjectStore, open_store
+from ..write.fragments import coerce_reader, write_fragments
+
+if TYPE_CHECKING:
+    from .dataset import Dataset
+
+__all__ = ["write_dataset", "DEFAULT_STORAGE_VERSION"]
+
+DEFAULT_STORAGE_VERSION = "2.2"
+_ALIASES = {"stable": "2.2", "next": "2.3"}
+
+
+def _storage_version(requested: str | None) -> str:
+    v = _ALIASES.get(requested or DEFAULT_STORAGE_VERSION, requested or DEFAULT_STORAGE_VERSION)
+    if v not in WRITABLE_VERSIONS:
+        raise NotSupportedYetError(f"data storage version {v!r} (supported: {', '.join(WRITABLE_VERSIONS)})")
+    return v
+
+
+def write_dataset(
+    data: Any,
+    uri: str | ObjectStore,
+    *,
+    mode: Literal["create", "append", "overwrite"] = "create",
+    schema: pa.Schema | None = None,
+    data_storage_version: str | None = None,
+    semantic_types: bool | None = None,
+    max_rows_per_file: int = 1_048_576,
+    storage_options: Mapping[str, str] | None = None,
+    _uri: str | None = None,
+) -> Dataset:
+    """Write ``data`` as a Lance table at ``uri``.
+
+    Parameters
+    ----------
+    data
+        A ``pa.Table``, ``pa.RecordBatch``, ``pa.RecordBatchReader``, an iterable of batches,
+        a pandas DataFrame, or anything exposing ``__arrow_c_stream__``.
+    mode
+        ``"create"`` (fails if a table exists), ``"append"`` or ``"overwrite"``. Append and
+        overwrite create the table when there is none, as in pylance.
+    data_storage_version
+        ``"2.0"`` … ``"2.3"`` (or ``"stable"`` / ``"next"``) for new tables; default ``"2.2"``.
+    max_rows_per_file
+        Rows per data file; larger inputs are split into several fragments.
+
+    Raises
+    ------
+    DatasetExistsError
+        ``mode="create"`` over an existing table.
+    SchemaMismatchError
+        Appended data whose types differ from the table's (legacy rule: exact Arrow types).
+    """
+    from .dataset import Dataset
+
+    if mode not in ("create", "append", "overwrite"):
+        raise ValueError(f"mode must be 'create', 'append' or 'overwrite', not {mode!r}")
+    if max_rows_per_file <= 0:
+        raise ValueError("max_rows_per_file must be positive")
+    if semantic_types:
+        raise NotSupportedYetError("semantic_types=True (FLAG_SEMANTIC_TYPES tables)")
+    store = uri if not isinstance(uri, str) else open_store(uri, storage_options)
+    display_uri = _uri or (uri if isinstance(uri, str) else store.root)
+    reader = coerce_reader(data, schema)
+    base: Manifest | None = load_manifest(store) if latest_version(store) is not None else None
+    if base is not None and mode == "create":
+        raise DatasetExistsError(display_uri)
+
+    if base is not None and mode == "append":
+        table = base.schema
+        check_appendable_legacy(table, reader.schema)
+        version = base.data_storage_version
+        fields = [table.field(name) for name in reader.schema.names]
+    else:
+        table = schema_from_arrow(reader.schema)
+        version = _storage_version(data_storage_version)
+        if base is not None and data_storage_version is None:
+            version = base.data_storage_version
+        fields = list(table.fields)
+    physical = schema_to_arrow(TableSchema.of(fields, table.metadata))
+
+    def prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
+        if batch.schema.equals(physical):
+            return batch
+        arrays = [col if col.type == f.type else col.cast(f.type) for col, f in zip(batch.columns, physical, strict=True)]
+        return pa.RecordBatch.from_arrays(arrays, schema=physical)
+
+    written: list[str] = []
+    try:
+        fragments = write_fragments(
+            store, reader, fields, physical,
+            version=version, max_rows_per_file=max_rows_per_file,
+            prepare=prepare, on_file=written.append,
+        )
+        if base is not None and mode == "append":
+            op: Append | Overwrite = Append(fragments=tuple(fragments))
+        else:
+            op = Overwrite(fragments=tuple(fragments), schema=table, data_format=("lance", version))
+        manifest = commit(store, base, op)
+    except BaseException:
+        for name in written:
+            store.delete(f"data/{name}")
+        raise
+    return Dataset(store, display_uri, manifest)
