@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from ..errors import CommitConflictError, CorruptManifestError, DatasetNotFoundError
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_transaction
-from ..manifest.model import Manifest, Restore, Transaction
-from ..manifest.model import Operation
+from ..manifest.model import Manifest, Operation, Restore, Transaction
 from ..storage import paths
 from ..storage.object_store import ObjectStore
 from .conflicts import rebase
@@ -77,6 +76,7 @@ def commit(
     operation: Operation,
     *,
     properties: Mapping[str, str] | None = None,
+    data_format: tuple[str, str] | None = None,
     max_retries: int = MAX_RETRIES,
 ) -> Manifest:
     """Commit ``operation`` read at ``base`` (None: create) and return the new manifest.
@@ -103,7 +103,9 @@ def commit(
         restored = load_manifest(store, operation.version)
     for _attempt in range(max_retries):
         version = (current.version if current is not None else 0) + 1
-        manifest = apply_transaction(current, txn, version=version, restored=restored)
+        manifest = apply_transaction(
+            current, txn, version=version, restored=restored, data_format=data_format
+        )
         data = encode_manifest_file(manifest, txn)
         if store.put_if_absent(f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data):
             _write_hint(store, version)

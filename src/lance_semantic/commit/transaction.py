@@ -14,6 +14,7 @@ from functools import singledispatch
 
 from ..manifest import flags
 from ..manifest.model import (
+    DEFAULT_DATA_FORMAT,
     Append,
     Delete,
     Fragment,
@@ -29,7 +30,7 @@ from ..manifest.model import (
     UpdateConfig,
     WriterVersion,
 )
-from ..schema.field import TableSchema
+from ..schema.field import TableSchema, freeze_metadata
 
 __all__ = ["apply_transaction", "WRITER_VERSION", "next_fragment_id"]
 
@@ -54,10 +55,12 @@ def apply_transaction(
     *,
     version: int,
     restored: Manifest | None = None,
+    data_format: tuple[str, str] | None = None,
 ) -> Manifest:
     """The manifest of ``version`` obtained by applying ``txn`` on ``base``.
 
-    ``restored`` is the manifest of the version named by a :class:`Restore` operation.
+    ``restored`` is the manifest of the version named by a :class:`Restore` operation;
+    ``data_format`` the storage format of a table that an :class:`Overwrite` (re)creates.
     """
     if isinstance(txn.operation, Restore):
         if restored is None or base is None:
@@ -70,6 +73,8 @@ def apply_transaction(
             data_format=restored.data_format,
             config=restored.config,
         )
+    elif isinstance(txn.operation, Overwrite):
+        nxt = _overwrite(txn.operation, base, data_format)
     else:
         nxt = _apply(txn.operation, base)
     high = max((f.id for f in nxt.fragments), default=-1)
@@ -103,12 +108,16 @@ def _require(base: Manifest | None, op: object) -> Manifest:
     return base
 
 
-@_apply.register
-def _(op: Overwrite, base: Manifest | None) -> Manifest:
-    start = next_fragment_id(base)
-    fragments = _assign_ids(op.fragments, start)
+def _overwrite(op: Overwrite, base: Manifest | None, data_format: tuple[str, str] | None) -> Manifest:
+    fragments = _assign_ids(op.fragments, next_fragment_id(base))
     if base is None:
-        return Manifest.new(schema=op.schema, fragments=fragments, data_format=op.data_format)
+        return Manifest(
+            schema=op.schema,
+            fragments=fragments,
+            version=0,
+            data_format=data_format or DEFAULT_DATA_FORMAT,
+            config=op.config_upsert_values,
+        )
     config = dict(base.config)
     config.update(op.config_upsert_values)
     return replace(
@@ -116,7 +125,7 @@ def _(op: Overwrite, base: Manifest | None) -> Manifest:
         schema=op.schema,
         fragments=fragments,
         config=config,
-        data_format=op.data_format or base.data_format,
+        data_format=data_format or base.data_format,
         index_section=None,
     )
 
@@ -185,19 +194,18 @@ def _(op: Rewrite, base: Manifest | None) -> Manifest:
 @_apply.register
 def _(op: UpdateConfig, base: Manifest | None) -> Manifest:
     base = _require(base, op)
-    config = dict(base.config)
-    for k, v in op.config_updates.items():
-        if v is None:
-            config.pop(k, None)
-        else:
-            config[k] = v
     schema = base.schema
-    if op.schema_metadata_updates:
-        md = dict(schema.metadata)
-        for k, v in op.schema_metadata_updates.items():
-            if v is None:
-                md.pop(k, None)
-            else:
-                md[k] = v.encode()
-        schema = TableSchema(schema.fields, md)
-    return replace(base, config=config, schema=schema)
+    if op.schema_metadata_updates is not None:
+        current = {k: v.decode("utf-8", "surrogateescape") for k, v in schema.metadata.items()}
+        md = op.schema_metadata_updates.apply(current)
+        schema = TableSchema(schema.fields, freeze_metadata(md))
+    return replace(
+        base,
+        config=op.config_updates.apply(base.config) if op.config_updates else base.config,
+        table_metadata=(
+            op.table_metadata_updates.apply(base.table_metadata)
+            if op.table_metadata_updates
+            else base.table_metadata
+        ),
+        schema=schema,
+    )

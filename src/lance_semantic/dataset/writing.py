@@ -111,8 +111,8 @@ def write_dataset(
         if base is not None and mode == "append":
             op: Append | Overwrite = Append(fragments=tuple(fragments))
         else:
-            op = Overwrite(fragments=tuple(fragments), schema=table, data_format=("lance", version))
-        manifest = commit(store, base, op)
+            op = Overwrite(fragments=tuple(fragments), schema=table)
+        manifest = commit(store, base, op, data_format=("lance", version))
     except BaseException:
         for name in written:
             store.delete(f"data/{name}")

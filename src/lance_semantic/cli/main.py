@@ -1,0 +1,127 @@
+"""``lance-semantic`` command line: ``inspect URI`` and ``demo [DIR]`` (layer L6).
+
+Bad input gives one line on stderr and a non-zero exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from ..dataset.dataset import Dataset, dataset
+from ..dataset.writing import write_dataset
+from ..errors import LanceSemanticError
+from ..manifest import flags
+from ..schema.field import Field
+
+__all__ = ["main", "format_inspect"]
+
+
+def _field_lines(f: Field, depth: int) -> list[str]:
+    extra = []
+    if not f.nullable:
+        extra.append("not null")
+    if f.extension_name:
+        extra.append(f"extension={f.extension_name}")
+    if f.output_encoding:
+        extra.append(f"output-encoding={f.output_encoding}")
+    tail = f"  ({', '.join(extra)})" if extra else ""
+    lines = [f"{'  ' * depth}[{f.id}] {f.name}: {f.logical_type}{tail}"]
+    for c in f.children:
+        lines.extend(_field_lines(c, depth + 1))
+    return lines
+
+
+def format_inspect(ds: Dataset) -> str:
+    m = ds.manifest
+    names = flags.flag_names(m.reader_feature_flags | m.writer_feature_flags)
+    lines = [
+        f"uri:                  {ds.uri}",
+        f"version:              {m.version}",
+        f"data storage version: {m.data_storage_version}",
+        f"writer:               {m.writer_version.library} {m.writer_version.version}",
+        f"feature flags:        reader={m.reader_feature_flags} writer={m.writer_feature_flags}"
+        + (f" ({', '.join(names)})" if names else ""),
+        f"semantic types:       {'yes' if ds.semantic_types else 'no (legacy table)'}",
+        "schema:",
+    ]
+    for top in m.schema.fields:
+        lines.extend(_field_lines(top, 1))
+    total_files = sum(len(f.files) for f in m.fragments)
+    lines.append(
+        f"fragments:            {len(m.fragments)} ({total_files} data files, "
+        f"{ds.count_rows()} rows)"
+    )
+    for frag in m.fragments:
+        dels = frag.deletion_file.num_deleted_rows if frag.deletion_file else 0
+        lines.append(
+            f"  fragment {frag.id}: {frag.physical_rows} rows"
+            + (f", {dels} deleted" if dels else "")
+        )
+        for df in frag.files:
+            lines.append(
+                f"    {df.path}  v{df.file_major_version}.{df.file_minor_version}  "
+                f"{df.file_size_bytes} bytes  fields={list(df.fields)}"
+            )
+    return "\n".join(lines)
+
+
+def _demo(directory: str | None) -> int:
+    root = directory or tempfile.mkdtemp(prefix="lance-semantic-demo-")
+    uri = os.path.join(root, "demo.lance")
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "name": pa.array(["ada", "grace", "linus"], pa.string()),
+            "tags": pa.array([["math"], ["navy", "cobol"], []], pa.list_(pa.string())),
+            "point": pa.array([{"x": 1.0, "y": 2.0}, {"x": 3.0, "y": 4.0}, None]),
+        }
+    )
+    ds = write_dataset(table, uri, mode="overwrite")
+    ds.insert(pa.table({"id": pa.array([4], pa.int64()), "name": ["barbara"],
+                        "tags": pa.array([["lisp"]], pa.list_(pa.string())),
+                        "point": pa.array([{"x": 5.0, "y": 6.0}])}))
+    print(f"wrote {uri}\n")
+    print(format_inspect(ds))
+    print("\nrows where id > 1:")
+    print(ds.to_table(columns=["id", "name", "point.x"], filter="id > 1").to_pandas().to_string(index=False)
+          if _has_pandas() else ds.to_table(filter="id > 1"))
+    return 0
+
+
+def _has_pandas() -> bool:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lance-semantic", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_inspect = sub.add_parser("inspect", help="print a table's version, flags, schema and fragments")
+    p_inspect.add_argument("uri")
+    p_inspect.add_argument("--version", type=int, default=None, help="a version other than the latest")
+    p_demo = sub.add_parser("demo", help="build a small table and show it")
+    p_demo.add_argument("dir", nargs="?", default=None)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "inspect":
+            if not os.path.isdir(args.uri):
+                raise LanceSemanticError(f"no such directory: {args.uri}")
+            print(format_inspect(dataset(args.uri, version=args.version)))
+            return 0
+        return _demo(args.dir)
+    except (LanceSemanticError, OSError, ValueError) as e:
+        print(f"lance-semantic: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
