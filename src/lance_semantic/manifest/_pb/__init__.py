@@ -1,0 +1,1 @@
+"""Generated protobuf modules (private; regenerate with scripts/gen_protos.sh)."""

@@ -1,0 +1,194 @@
+"""Bytes <-> model for manifest files and transactions (layer L3; facts §2, §3, §8).
+
+A manifest file, as pylance 14 writes it (all framing integers little-endian)::
+
+    [u32 len | IndexSection]      optional; Manifest.index_section (field 6) = its offset
+    [u32 len | Transaction]       the inline transaction; Manifest field 23 = its offset
+    [u32 len | Manifest]
+    [i64 offset of the Manifest's u32 length][i16 0][i16 2]["LANC"]
+
+The inline transaction bytes are identical to the ``_transactions/*.txn`` file, which holds
+the bare ``Transaction`` message (no prefix, no footer).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from google.protobuf.message import DecodeError
+
+from ..errors import CorruptManifestError
+from ._convert import DecodeProblem, manifest_from_pb, manifest_to_pb
+from ._pb import lance_table_pb2 as tpb
+from ._pb import lance_transaction_pb2 as xpb
+from ._txn import transaction_from_pb, transaction_to_pb
+from .model import Manifest, Transaction
+
+__all__ = [
+    "MAGIC",
+    "FOOTER_VERSION",
+    "FOOTER_SIZE",
+    "encode_manifest_file",
+    "decode_manifest_file",
+    "read_inline_transaction",
+    "encode_transaction",
+    "decode_transaction",
+    "manifest_region",
+]
+
+MAGIC = b"LANC"
+#: (major, minor) written in every manifest footer by pylance 14
+FOOTER_VERSION = (0, 2)
+_FOOTER = struct.Struct("<qhh4s")
+#: bytes after the Manifest message: i64 offset, i16 major, i16 minor, magic
+FOOTER_SIZE = _FOOTER.size
+_U32 = struct.Struct("<I")
+
+
+def _prefixed(body: bytes) -> bytes:
+    return _U32.pack(len(body)) + body
+
+
+def encode_manifest_file(manifest: Manifest, transaction: Transaction | None = None) -> bytes:
+    """The bytes of a ``_versions/*.manifest`` file holding ``manifest``.
+
+    Parameters
+    ----------
+    manifest
+        The manifest. Its ``index_section`` (if any) is written first, at offset 0.
+    transaction
+        The transaction that created this version, embedded after the index section
+        (Manifest field 23 points at it). ``None`` writes no inline transaction.
+
+    Raises
+    ------
+    NotSupportedYetError
+        If the schema carries legacy (0.1) dictionary value locations.
+    """
+    out = bytearray()
+    index_offset = None
+    if manifest.index_section is not None:
+        index_offset = len(out)
+        out += _prefixed(manifest.index_section)
+    transaction_offset = None
+    if transaction is not None:
+        transaction_offset = len(out)
+        out += _prefixed(encode_transaction(transaction))
+    pb = manifest_to_pb(manifest, index_offset=index_offset, transaction_offset=transaction_offset)
+    position = len(out)
+    out += _prefixed(pb.SerializeToString())
+    out += _FOOTER.pack(position, FOOTER_VERSION[0], FOOTER_VERSION[1], MAGIC)
+    return bytes(out)
+
+
+def manifest_region(data: bytes, path: str = "") -> tuple[int, int]:
+    """``(start, end)`` of the Manifest protobuf message inside a manifest file.
+
+    Raises
+    ------
+    CorruptManifestError
+        If the footer or the length prefix is inconsistent with the file size.
+    """
+    size = len(data)
+    if size < FOOTER_SIZE + _U32.size:
+        raise CorruptManifestError(path, f"file too small for a manifest ({size} bytes)")
+    position, _major, _minor, magic = _FOOTER.unpack_from(data, size - FOOTER_SIZE)
+    if magic != MAGIC:
+        raise CorruptManifestError(path, f"bad magic {magic!r} (expected {MAGIC!r})")
+    end = size - FOOTER_SIZE
+    if position < 0 or position + _U32.size > end:
+        raise CorruptManifestError(
+            path, f"manifest offset {position} outside the file ({size} bytes)"
+        )
+    (length,) = _U32.unpack_from(data, position)
+    start = position + _U32.size
+    if start + length != end:
+        raise CorruptManifestError(
+            path,
+            f"manifest length {length} at offset {position} does not end at the footer "
+            f"(offset {end})",
+        )
+    return start, end
+
+
+def _section(data: bytes, offset: int, limit: int, what: str, path: str) -> bytes:
+    if offset + _U32.size > limit:
+        raise CorruptManifestError(path, f"{what} offset {offset} outside the file")
+    (length,) = _U32.unpack_from(data, offset)
+    start = offset + _U32.size
+    if start + length > limit:
+        raise CorruptManifestError(
+            path, f"{what} at offset {offset} with length {length} overruns the manifest"
+        )
+    return bytes(data[start : start + length])
+
+
+def _parse_manifest_pb(data: bytes, path: str) -> tuple[tpb.Manifest, int]:
+    start, end = manifest_region(data, path)
+    pb = tpb.Manifest()
+    try:
+        pb.ParseFromString(data[start:end])
+    except DecodeError as e:
+        raise CorruptManifestError(path, f"cannot decode Manifest message: {e}") from e
+    return pb, start - _U32.size
+
+
+def decode_manifest_file(data: bytes, path: str = "") -> Manifest:
+    """The :class:`Manifest` held by the bytes of a manifest file.
+
+    Raises
+    ------
+    CorruptManifestError
+        For a truncated file, a wrong magic, inconsistent offsets or lengths, an
+        undecodable protobuf message or a schema whose fields do not form a tree.
+    """
+    pb, limit = _parse_manifest_pb(data, path)
+    index_section = None
+    if pb.HasField("index_section"):
+        index_section = _section(data, pb.index_section, limit, "index section", path)
+    try:
+        return manifest_from_pb(pb, index_section)
+    except DecodeProblem as e:
+        raise CorruptManifestError(path, str(e)) from e
+
+
+def read_inline_transaction(data: bytes, path: str = "") -> Transaction | None:
+    """The transaction embedded in a manifest file (field 23, else legacy field 21), or None.
+
+    Raises
+    ------
+    CorruptManifestError
+        If the manifest or the embedded transaction cannot be decoded.
+    """
+    pb, limit = _parse_manifest_pb(data, path)
+    if pb.HasField("transaction_section"):
+        offset = pb.transaction_section
+    elif pb.HasField("legacy_transaction_section"):
+        offset = pb.legacy_transaction_section
+    else:
+        return None
+    return decode_transaction(_section(data, offset, limit, "inline transaction", path), path)
+
+
+def encode_transaction(transaction: Transaction) -> bytes:
+    """The bare ``Transaction`` message, as stored in ``_transactions/*.txn``."""
+    return transaction_to_pb(transaction).SerializeToString()
+
+
+def decode_transaction(data: bytes, path: str = "") -> Transaction:
+    """The :class:`Transaction` of a ``.txn`` file or inline transaction section.
+
+    Raises
+    ------
+    CorruptManifestError
+        If the bytes are not a decodable transaction.
+    """
+    pb = xpb.Transaction()
+    try:
+        pb.ParseFromString(data)
+    except DecodeError as e:
+        raise CorruptManifestError(path, f"cannot decode Transaction message: {e}") from e
+    try:
+        return transaction_from_pb(pb)
+    except DecodeProblem as e:
+        raise CorruptManifestError(path, str(e)) from e

@@ -1,0 +1,505 @@
+"""Immutable values mirroring the messages of a Lance manifest and transaction (layer L3).
+
+These dataclasses are what the rest of lance-semantic sees of ``_versions/*.manifest`` and
+``_transactions/*.txn`` files; :mod:`lance_semantic.manifest.codec` converts them to and from
+bytes (facts §2, §3, §8). Protobuf objects never leave the ``manifest`` package.
+
+Parts of a message that lance-semantic does not interpret (stable row-id sequences, base
+paths, branch, index metadata, newer fields) are kept as ``passthrough`` bytes: the serialized
+protobuf of just those fields, merged back in when the value is encoded again, so a
+decode/modify/encode cycle never drops them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, TypeAlias
+
+from ..schema.field import TableSchema
+
+__all__ = [
+    "DataFile",
+    "DeletionFile",
+    "Fragment",
+    "WriterVersion",
+    "Manifest",
+    "Transaction",
+    "Append",
+    "Delete",
+    "Overwrite",
+    "CreateIndex",
+    "Rewrite",
+    "RewriteGroup",
+    "Merge",
+    "Restore",
+    "ReserveFragments",
+    "Update",
+    "Project",
+    "UpdateMap",
+    "UpdateConfig",
+    "OpaqueOperation",
+    "OPAQUE_OPERATION_NAMES",
+    "Operation",
+    "COMMIT_MESSAGE_KEY",
+    "DEFAULT_DATA_FORMAT",
+    "PYLANCE_14_WRITER_VERSION",
+]
+
+#: ``Transaction.properties`` key under which Lance stores the commit message
+COMMIT_MESSAGE_KEY = "__lance_commit_message"
+#: ``Manifest.data_format`` of a table written with pylance 14 defaults
+DEFAULT_DATA_FORMAT: tuple[str, str] = ("lance", "2.2")
+
+_EMPTY_STR: Mapping[str, str] = MappingProxyType({})
+
+
+def _frozen_str_map(m: Mapping[str, str] | None) -> Mapping[str, str]:
+    return MappingProxyType(dict(m)) if m else _EMPTY_STR
+
+
+def _set(obj: object, name: str, value: object) -> None:
+    object.__setattr__(obj, name, value)
+
+
+def _ints(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(int(v) for v in values)
+
+
+# ---------------------------------------------------------------------------------------
+# fragments
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """One ``.lance`` data file of a fragment; ``path`` is relative to ``<root>/data/``.
+
+    ``fields`` are the field ids stored in the file in file column order and
+    ``column_indices`` the matching top-level column numbers (facts §4).
+    """
+
+    path: str
+    fields: tuple[int, ...]
+    column_indices: tuple[int, ...]
+    file_major_version: int
+    file_minor_version: int
+    file_size_bytes: int = 0
+    base_id: int | None = None
+
+    def __post_init__(self) -> None:
+        _set(self, "fields", _ints(self.fields))
+        _set(self, "column_indices", _ints(self.column_indices))
+
+    @property
+    def file_version(self) -> str:
+        """``"major.minor"`` of the data file format, e.g. ``"2.2"``."""
+        return f"{self.file_major_version}.{self.file_minor_version}"
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionFile:
+    """Tombstones of a fragment's deleted rows (facts §7)."""
+
+    file_type: Literal["arrow", "bitmap"]
+    read_version: int
+    id: int
+    num_deleted_rows: int = 0
+    base_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.file_type not in ("arrow", "bitmap"):
+            raise ValueError(f"deletion file type must be 'arrow' or 'bitmap', not {self.file_type!r}")
+
+    @property
+    def suffix(self) -> str:
+        return "arrow" if self.file_type == "arrow" else "bin"
+
+    def path(self, fragment_id: int) -> str:
+        """Path relative to the dataset root: ``_deletions/{frag}-{read_version}-{id}.{ext}``."""
+        return f"_deletions/{fragment_id}-{self.read_version}-{self.id}.{self.suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """A set of data files holding the same rows (``lance.table.DataFragment``).
+
+    ``passthrough`` carries the serialized fields lance-semantic does not model (row-id and
+    row-version sequences, overlays) so that they survive when the fragment is rewritten.
+    """
+
+    id: int
+    files: tuple[DataFile, ...]
+    physical_rows: int
+    deletion_file: DeletionFile | None = None
+    passthrough: bytes = b""
+
+    def __post_init__(self) -> None:
+        _set(self, "files", tuple(self.files))
+
+    @property
+    def num_deleted_rows(self) -> int:
+        return self.deletion_file.num_deleted_rows if self.deletion_file else 0
+
+    @property
+    def num_rows(self) -> int:
+        """Rows not marked deleted (trusts ``DeletionFile.num_deleted_rows``)."""
+        return self.physical_rows - self.num_deleted_rows
+
+    @property
+    def field_ids(self) -> frozenset[int]:
+        """Every field id stored by one of the fragment's data files."""
+        return frozenset(i for f in self.files for i in f.fields)
+
+
+# ---------------------------------------------------------------------------------------
+# manifest
+
+
+@dataclass(frozen=True, slots=True)
+class WriterVersion:
+    """The library that wrote a manifest (``Manifest.writer_version``)."""
+
+    library: str
+    version: str
+    prerelease: str | None = None
+    build_metadata: str | None = None
+
+
+#: what pylance 14.0.2 writes into ``Manifest.writer_version``
+PYLANCE_14_WRITER_VERSION = WriterVersion("lance", "14.0.2")
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """The content of one ``_versions/*.manifest`` file.
+
+    ``schema`` holds the field tree and the schema metadata. ``index_section`` is the raw
+    ``IndexSection`` message (kept byte for byte) or None when the version has no index.
+    ``writer_version`` is ``WriterVersion("", "")`` for (old) manifests that have none, and
+    such a value is not written. ``passthrough`` holds the serialized manifest fields lance-semantic does not model
+    (base paths, branch, tag, fragment tree, clustering, unknown newer fields). The file
+    offsets of the index section and inline transaction are not part of the value: the
+    codec computes them when it lays out the file.
+    """
+
+    schema: TableSchema
+    fragments: tuple[Fragment, ...]
+    version: int
+    writer_version: WriterVersion = PYLANCE_14_WRITER_VERSION
+    data_format: tuple[str, str] = DEFAULT_DATA_FORMAT
+    reader_feature_flags: int = 0
+    writer_feature_flags: int = 0
+    max_fragment_id: int | None = None
+    transaction_file: str = ""
+    config: Mapping[str, str] = field(default_factory=lambda: _EMPTY_STR)
+    table_metadata: Mapping[str, str] = field(default_factory=lambda: _EMPTY_STR)
+    timestamp_ns: int | None = None
+    next_row_id: int = 0
+    index_section: bytes | None = None
+    max_allocated_field_id: int | None = None
+    passthrough: bytes = b""
+
+    def __post_init__(self) -> None:
+        _set(self, "fragments", tuple(self.fragments))
+        _set(self, "data_format", tuple(self.data_format))
+        _set(self, "config", _frozen_str_map(self.config))
+        _set(self, "table_metadata", _frozen_str_map(self.table_metadata))
+
+    @property
+    def data_storage_version(self) -> str:
+        """The data storage version, e.g. ``"2.2"`` (legacy tables: ``"0.1"``)."""
+        return self.data_format[1]
+
+    @property
+    def schema_metadata(self) -> Mapping[str, bytes]:
+        return self.schema.metadata
+
+    @property
+    def num_rows(self) -> int:
+        return sum(f.num_rows for f in self.fragments)
+
+    @property
+    def has_deletion_files(self) -> bool:
+        return any(f.deletion_file is not None for f in self.fragments)
+
+    def fragment(self, fragment_id: int) -> Fragment:
+        """The fragment with id ``fragment_id``; raises ``KeyError`` if absent."""
+        for f in self.fragments:
+            if f.id == fragment_id:
+                return f
+        raise KeyError(f"no fragment {fragment_id} in manifest version {self.version}")
+
+
+# ---------------------------------------------------------------------------------------
+# transaction operations (Transaction.operation oneof, fields 100..)
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """New fragments (ids not yet assigned, usually 0) added to the table."""
+
+    fragments: tuple[Fragment, ...]
+
+    def __post_init__(self) -> None:
+        _set(self, "fragments", tuple(self.fragments))
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """Rows marked deleted: fragments with new deletion files, fragments removed entirely."""
+
+    updated_fragments: tuple[Fragment, ...] = ()
+    deleted_fragment_ids: tuple[int, ...] = ()
+    predicate: str = ""
+
+    def __post_init__(self) -> None:
+        _set(self, "updated_fragments", tuple(self.updated_fragments))
+        _set(self, "deleted_fragment_ids", _ints(self.deleted_fragment_ids))
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """Create or replace the table; ``schema.metadata`` is the transaction's schema metadata.
+
+    ``passthrough`` keeps unmodelled fields such as ``initial_bases``.
+    """
+
+    fragments: tuple[Fragment, ...]
+    schema: TableSchema
+    config_upsert_values: Mapping[str, str] = field(default_factory=lambda: _EMPTY_STR)
+    passthrough: bytes = b""
+
+    def __post_init__(self) -> None:
+        _set(self, "fragments", tuple(self.fragments))
+        _set(self, "config_upsert_values", _frozen_str_map(self.config_upsert_values))
+
+
+@dataclass(frozen=True, slots=True)
+class CreateIndex:
+    """Index changes; each entry is a serialized ``IndexMetadata`` message (not interpreted)."""
+
+    new_indices: tuple[bytes, ...] = ()
+    removed_indices: tuple[bytes, ...] = ()
+
+    def __post_init__(self) -> None:
+        _set(self, "new_indices", tuple(self.new_indices))
+        _set(self, "removed_indices", tuple(self.removed_indices))
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteGroup:
+    """Old fragments replaced by new ones holding the same rows (compaction)."""
+
+    old_fragments: tuple[Fragment, ...]
+    new_fragments: tuple[Fragment, ...]
+
+    def __post_init__(self) -> None:
+        _set(self, "old_fragments", tuple(self.old_fragments))
+        _set(self, "new_fragments", tuple(self.new_fragments))
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """Fragments rearranged without changing data.
+
+    ``rewritten_indices`` are serialized ``RewrittenIndex`` messages (not interpreted);
+    ``passthrough`` keeps the deprecated top-level old/new fragment lists if present.
+    """
+
+    groups: tuple[RewriteGroup, ...]
+    rewritten_indices: tuple[bytes, ...] = ()
+    passthrough: bytes = b""
+
+    def __post_init__(self) -> None:
+        _set(self, "groups", tuple(self.groups))
+        _set(self, "rewritten_indices", tuple(self.rewritten_indices))
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    """Columns added or rewritten: every fragment with its new file list, plus the new schema.
+
+    pylance 14 always writes ``preserves_nullability = true`` (field 4) for add_columns.
+    """
+
+    fragments: tuple[Fragment, ...]
+    schema: TableSchema
+    preserves_nullability: bool = True
+
+    def __post_init__(self) -> None:
+        _set(self, "fragments", tuple(self.fragments))
+
+
+@dataclass(frozen=True, slots=True)
+class Restore:
+    """Make an older version the newest one again."""
+
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReserveFragments:
+    """Reserve fragment ids (bumps ``max_fragment_id``) ahead of a rewrite."""
+
+    num_fragments: int
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """Rows rewritten (update / merge_insert).
+
+    ``passthrough`` keeps unmodelled fields (mem-WAL bookkeeping, newer additions).
+    """
+
+    removed_fragment_ids: tuple[int, ...] = ()
+    updated_fragments: tuple[Fragment, ...] = ()
+    new_fragments: tuple[Fragment, ...] = ()
+    fields_modified: tuple[int, ...] = ()
+    fields_for_preserving_frag_bitmap: tuple[int, ...] = ()
+    update_mode: Literal["rewrite_rows", "rewrite_columns"] = "rewrite_rows"
+    passthrough: bytes = b""
+
+    def __post_init__(self) -> None:
+        _set(self, "removed_fragment_ids", _ints(self.removed_fragment_ids))
+        _set(self, "updated_fragments", tuple(self.updated_fragments))
+        _set(self, "new_fragments", tuple(self.new_fragments))
+        _set(self, "fields_modified", _ints(self.fields_modified))
+        _set(
+            self,
+            "fields_for_preserving_frag_bitmap",
+            _ints(self.fields_for_preserving_frag_bitmap),
+        )
+        if self.update_mode not in ("rewrite_rows", "rewrite_columns"):
+            raise ValueError(f"unknown update_mode {self.update_mode!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """Columns dropped or renamed: the new schema only.
+
+    pylance 14 always writes ``preserves_nullability = true`` (field 2) for drop / rename.
+    """
+
+    schema: TableSchema
+    preserves_nullability: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMap:
+    """Key changes of a string map: a ``None`` value removes the key.
+
+    With ``replace=True`` the map is replaced by the non-None entries instead of merged.
+    Entry order is kept (it is the on-disk order).
+    """
+
+    updates: Mapping[str, str | None]
+    replace: bool = False
+
+    def __post_init__(self) -> None:
+        _set(self, "updates", MappingProxyType(dict(self.updates)))
+
+    def apply(self, current: Mapping[str, str]) -> dict[str, str]:
+        """The map that results from applying these changes to ``current``."""
+        out: dict[str, str] = {} if self.replace else dict(current)
+        for key, value in self.updates.items():
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateConfig:
+    """Table config / table metadata / schema metadata / field metadata changes.
+
+    Each ``UpdateMap`` is None when that map is not touched. ``field_metadata_updates`` is
+    keyed by field id. ``passthrough`` keeps the deprecated fields 1–4 if an older writer set
+    them.
+    """
+
+    config_updates: UpdateMap | None = None
+    table_metadata_updates: UpdateMap | None = None
+    schema_metadata_updates: UpdateMap | None = None
+    field_metadata_updates: Mapping[int, UpdateMap] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    passthrough: bytes = b""
+
+    def __post_init__(self) -> None:
+        _set(self, "field_metadata_updates", MappingProxyType(dict(self.field_metadata_updates)))
+
+
+#: Transaction oneof members lance-semantic carries without interpreting them
+OPAQUE_OPERATION_NAMES: Mapping[int, str] = MappingProxyType(
+    {
+        111: "data_replacement",
+        112: "update_mem_wal_state",
+        113: "clone",
+        114: "update_bases",
+        115: "data_overlay",  # number from newer Lance source, unverified for pylance 14
+        116: "append_fri_transitions",  # idem
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueOperation:
+    """An operation lance-semantic does not interpret, kept as its serialized message."""
+
+    field_number: int
+    payload: bytes
+
+    def __post_init__(self) -> None:
+        if self.field_number not in OPAQUE_OPERATION_NAMES:
+            raise ValueError(f"no opaque operation with field number {self.field_number}")
+
+    @property
+    def name(self) -> str:
+        return OPAQUE_OPERATION_NAMES[self.field_number]
+
+
+Operation: TypeAlias = (
+    Append
+    | Delete
+    | Overwrite
+    | CreateIndex
+    | Rewrite
+    | Merge
+    | Restore
+    | ReserveFragments
+    | Update
+    | Project
+    | UpdateConfig
+    | OpaqueOperation
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """One commit (``lance.table.Transaction``).
+
+    ``operation`` is None only when a newer writer used an operation this library has no
+    field number for; its bytes are then in ``passthrough`` together with any other
+    unmodelled fields.
+    """
+
+    read_version: int
+    uuid: str
+    operation: Operation | None
+    tag: str | None = None
+    properties: Mapping[str, str] = field(default_factory=lambda: _EMPTY_STR)
+    passthrough: bytes = b""
+
+    def __post_init__(self) -> None:
+        _set(self, "properties", _frozen_str_map(self.properties))
+
+    @property
+    def file_name(self) -> str:
+        """``{read_version}-{uuid}.txn``, the name under ``_transactions/``."""
+        return f"{self.read_version}-{self.uuid}.txn"
+
+    @property
+    def commit_message(self) -> str | None:
+        return self.properties.get(COMMIT_MESSAGE_KEY)
