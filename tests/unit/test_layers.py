@@ -1,0 +1,70 @@
+"""The package's import rules (STYLE.md §(b)): a module imports only its own layer or lower
+ones, and siblings only as listed."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "src" / "lance_semantic"
+
+#: module group -> groups it may import (besides itself)
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "_typing": set(),
+    "types": {"errors", "_typing"},
+    "schema": {"errors", "_typing", "types"},
+    "codecs": {"errors", "_typing", "types"},
+    "manifest": {"errors", "_typing", "types", "schema"},
+    "storage": {"errors", "_typing", "types", "schema", "codecs"},
+    "write": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
+    "read": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
+    "commit": {"errors", "_typing", "types", "schema", "manifest", "storage"},
+    "dataset": {
+        "errors", "_typing", "types", "schema", "codecs", "manifest", "storage",
+        "write", "read", "commit",
+    },
+    "cli": {"errors", "_typing", "dataset", "manifest", "schema"},
+}
+
+
+def _group(path: Path) -> str:
+    rel = path.relative_to(PKG)
+    return rel.parts[0].removesuffix(".py")
+
+
+def _imports(path: Path) -> list[str]:
+    """Top-level lance_semantic groups imported by ``path`` (relative and absolute imports)."""
+    tree = ast.parse(path.read_text())
+    rel_parts = path.relative_to(PKG).parts
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(rel_parts[:-1])[: len(rel_parts) - node.level]
+                target = base + (node.module.split(".") if node.module else [])
+                if not target:  # "from .. import x" at top level
+                    target = [a.name for a in node.names]
+                out.append(target[0])
+            elif node.module and node.module.startswith("lance_semantic."):
+                out.append(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            out.extend(a.name.split(".")[1] for a in node.names if a.name.startswith("lance_semantic."))
+    return out
+
+
+MODULES = sorted(p for p in PKG.rglob("*.py") if "_pb" not in p.parts and p != PKG / "__init__.py")
+
+
+def test_every_group_is_known() -> None:
+    assert {_group(p) for p in MODULES} <= set(ALLOWED)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))
+def test_module_imports_only_lower_layers(path: Path) -> None:
+    group = _group(path)
+    allowed = ALLOWED[group] | {group}
+    bad = sorted({g for g in _imports(path) if g not in allowed})
+    assert not bad, f"{path.relative_to(PKG)} ({group}) imports {bad}"
