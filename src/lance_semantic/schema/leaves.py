@@ -1,0 +1,306 @@
+"""The logical_type vocabulary under the legacy rules (layer L2; facts §5).
+
+Each Arrow type is stored as one ``logical_type`` string and, legacy rule, each string names
+exactly one Arrow type. This module maps types both ways for the cases that need no child
+fields (everything but struct, list, map and fixed_size_list<struct>, whose children
+:mod:`lance_semantic.schema.arrow` handles), and knows the ``Field.encoding`` pylance 14
+writes for each. JSON and blob types are refused with
+:class:`~lance_semantic.errors.NotSupportedYetError` for now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+import pyarrow as pa
+import pyarrow.types as pat
+
+from lance_semantic.errors import NotSupportedYetError, UnsupportedTypeError
+from lance_semantic.schema.field import ENCODING
+
+__all__ = [
+    "EXTENSION_NAME_KEY",
+    "EXTENSION_METADATA_KEY",
+    "BFLOAT16_EXTENSION",
+    "JSON_EXTENSIONS",
+    "BLOB_EXTENSIONS",
+    "BLOB_METADATA_KEY",
+    "LIST_LOGICAL_TYPES",
+    "logical_type_of",
+    "arrow_type_of_logical",
+    "encoding_of",
+    "check_extension_name",
+    "parse_int",
+    "unsupported",
+]
+
+EXTENSION_NAME_KEY = "ARROW:extension:name"
+EXTENSION_METADATA_KEY = "ARROW:extension:metadata"
+BFLOAT16_EXTENSION = "lance.bfloat16"
+JSON_EXTENSIONS = frozenset({"arrow.json", "lance.json"})
+BLOB_EXTENSIONS = frozenset({"lance.blob.v2"})
+BLOB_METADATA_KEY = "lance-encoding:blob"
+
+# ---- The vocabulary tables (facts §5) ----
+
+#: logical_type -> Arrow type, for every type without parameters beyond its name
+_LEAF_ARROW: Mapping[str, pa.DataType] = MappingProxyType(
+    {
+        "null": pa.null(),
+        "bool": pa.bool_(),
+        **{f"int{b}": getattr(pa, f"int{b}")() for b in (8, 16, 32, 64)},
+        **{f"uint{b}": getattr(pa, f"uint{b}")() for b in (8, 16, 32, 64)},
+        "halffloat": pa.float16(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        "large_string": pa.large_string(),
+        "binary": pa.binary(),
+        "large_binary": pa.large_binary(),
+        "date32:day": pa.date32(),
+        "date64:ms": pa.date64(),
+        **{f"time32:{u}": pa.time32(u) for u in ("s", "ms")},
+        **{f"time64:{u}": pa.time64(u) for u in ("us", "ns")},
+        **{f"duration:{u}": pa.duration(u) for u in ("s", "ms", "us", "ns")},
+    }
+)
+
+#: Arrow type -> logical_type; the view types are stored as their plain counterparts
+_LEAF_LOGICAL: Mapping[pa.DataType, str] = MappingProxyType(
+    {
+        **{t: name for name, t in _LEAF_ARROW.items()},
+        pa.string_view(): "string",
+        pa.binary_view(): "binary",
+    }
+)
+
+#: Arrow types with parameters that still fold into one logical string (no children)
+_PARAMETRIC: tuple[tuple[Callable[[pa.DataType], bool], Callable[[pa.DataType], str]], ...] = (
+    (pat.is_timestamp, lambda t: f"timestamp:{t.unit}:{t.tz or '-'}"),
+    (pat.is_decimal128, lambda t: f"decimal:128:{t.precision}:{t.scale}"),
+    (pat.is_decimal256, lambda t: f"decimal:256:{t.precision}:{t.scale}"),
+    (pat.is_fixed_size_binary, lambda t: f"fixed_size_binary:{t.byte_width}"),
+)
+
+#: dictionary values must be a one-word leaf: pylance cannot parse ``dict:<a:b>:<k>:false`` back
+_DICT_VALUES = frozenset(name for name in _LEAF_ARROW if ":" not in name)
+_DICT_KEYS = frozenset(f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64))
+
+#: ``lance.file.Field.encoding`` by logical type (anything else: PLAIN)
+_ENCODING_BY_LOGICAL: Mapping[str, int] = MappingProxyType(
+    {
+        "null": ENCODING["NONE"],
+        "struct": ENCODING["NONE"],
+        **{n: ENCODING["VAR_BINARY"] for n in ("string", "large_string", "binary", "large_binary")},
+        "json": ENCODING["VAR_BINARY"],
+    }
+)
+
+#: logical types of list fields (one child) -> Arrow constructor
+LIST_LOGICAL_TYPES: Mapping[str, Callable[[pa.Field], pa.DataType]] = MappingProxyType(
+    {
+        f"{k}{s}": c
+        for k, c in (("list", pa.list_), ("large_list", pa.large_list))
+        for s in ("", ".struct")
+    }
+)
+
+
+def encoding_of(logical_type: str) -> int:
+    """The ``Field.encoding`` pylance 14 writes for ``logical_type`` (facts §5)."""
+    if logical_type.startswith("dict:"):
+        return ENCODING["DICTIONARY"]
+    return _ENCODING_BY_LOGICAL.get(logical_type, ENCODING["PLAIN"])
+
+
+def unsupported(path: str, dt: object, reason: str = "") -> UnsupportedTypeError:
+    """The error for a type (or logical type) ``dt`` at ``path`` that Lance cannot store."""
+    return UnsupportedTypeError(path, str(dt), reason)
+
+
+def _storage(dt: pa.DataType) -> pa.DataType:
+    return dt.storage_type if isinstance(dt, pa.BaseExtensionType) else dt
+
+
+def check_extension_name(name: str | None, path: str) -> None:
+    """Refuse the JSON and blob extensions (not supported yet)."""
+    if name in JSON_EXTENSIONS:
+        raise NotSupportedYetError("JSON columns")
+    if name in BLOB_EXTENSIONS:
+        raise NotSupportedYetError("blob columns")
+
+
+# ---- Arrow type -> logical_type ----
+
+
+def logical_type_of(dt: pa.DataType, path: str) -> str:
+    """The Lance ``logical_type`` string of an Arrow type (facts §5).
+
+    Extension types give the logical type of their storage. ``path`` names the field in
+    errors.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If pylance 14 has no representation for the type (decimal32/64, intervals,
+        list views, unions, run-end encoded, FSL of list/map/dict/extension, sorted maps, ...).
+    NotSupportedYetError
+        For JSON and blob-v2 extension types.
+
+    Examples
+    --------
+    >>> logical_type_of(pa.timestamp("s", "+05:30"), "t")
+    'timestamp:s:+05:30'
+    >>> logical_type_of(pa.list_(pa.list_(pa.float32(), 2), 3), "v")
+    'fixed_size_list:fixed_size_list:float:2:3'
+    """
+    if isinstance(dt, pa.BaseExtensionType):
+        check_extension_name(dt.extension_name, path)
+        return logical_type_of(dt.storage_type, path)
+    leaf = _LEAF_LOGICAL.get(dt)
+    if leaf is not None:
+        return leaf
+    for matches, fmt in _PARAMETRIC:
+        if matches(dt):
+            return fmt(dt)
+    if pat.is_struct(dt):
+        return "struct"
+    if pat.is_list(dt) or pat.is_large_list(dt):
+        base = "list" if pat.is_list(dt) else "large_list"
+        return base + ".struct" if pat.is_struct(_storage(dt.value_type)) else base
+    if pat.is_map(dt):
+        if dt.keys_sorted:
+            raise unsupported(path, dt, "maps with keys_sorted=True are not supported")
+        return "map"
+    if pat.is_fixed_size_list(dt):
+        return f"fixed_size_list:{_fsl_element_logical(dt.value_type, path)}:{dt.list_size}"
+    if pat.is_dictionary(dt):
+        return _dictionary_logical(dt, path)
+    raise unsupported(path, dt)
+
+
+def _fsl_element_logical(item: pa.DataType, path: str) -> str:
+    if isinstance(item, pa.BaseExtensionType):
+        if item.extension_name == BFLOAT16_EXTENSION:
+            return BFLOAT16_EXTENSION
+        raise unsupported(path, item, "fixed_size_list of an extension type")
+    if pat.is_struct(item):
+        return "struct"
+    if pat.is_fixed_size_list(item) and pat.is_struct(_storage(item.value_type)):
+        raise unsupported(path, item, "fixed_size_list of fixed_size_list of struct")
+    element = logical_type_of(item, path)
+    if element in ("list", "large_list", "list.struct", "large_list.struct", "map") or (
+        element.startswith("dict:")
+    ):
+        raise unsupported(path, item, f"fixed_size_list of {element}")
+    return element
+
+
+def _dictionary_logical(dt: pa.DictionaryType, path: str) -> str:
+    value = logical_type_of(dt.value_type, path)
+    key = logical_type_of(dt.index_type, path)
+    if value not in _DICT_VALUES or isinstance(dt.value_type, pa.BaseExtensionType):
+        raise unsupported(path, dt, f"dictionary values of logical type {value}")
+    if key not in _DICT_KEYS:
+        raise unsupported(path, dt, f"dictionary keys of logical type {key}")
+    return f"dict:{value}:{key}:false"
+
+
+# ---- logical_type -> Arrow type ----
+
+
+def parse_int(text: str, path: str, logical: str) -> int:
+    """``int(text)``, a bad number in ``logical`` raising :class:`UnsupportedTypeError`."""
+    try:
+        return int(text)
+    except ValueError:
+        raise unsupported(path, logical, f"bad number {text!r}") from None
+
+
+def _parse_timestamp(logical: str, path: str) -> pa.DataType:
+    # the tz may itself contain ':' (e.g. "+05:30"): split the unit off, keep the rest whole
+    parts = logical.split(":", 2)
+    if len(parts) != 3 or parts[1] not in ("s", "ms", "us", "ns") or not parts[2]:
+        raise unsupported(path, logical)
+    return pa.timestamp(parts[1], None if parts[2] == "-" else parts[2])
+
+
+def _parse_decimal(logical: str, path: str) -> pa.DataType:
+    parts = logical.split(":")
+    ctors = {"128": pa.decimal128, "256": pa.decimal256}
+    if len(parts) != 4 or parts[1] not in ctors:
+        raise unsupported(path, logical)
+    precision, scale = parse_int(parts[2], path, logical), parse_int(parts[3], path, logical)
+    try:
+        return ctors[parts[1]](precision, scale)
+    except (ValueError, TypeError, pa.ArrowInvalid) as e:
+        raise unsupported(path, logical, str(e)) from e
+
+
+def _parse_fixed_size_binary(logical: str, path: str) -> pa.DataType:
+    parts = logical.split(":")
+    if len(parts) != 2:
+        raise unsupported(path, logical)
+    width = parse_int(parts[1], path, logical)
+    if width < 0:
+        raise unsupported(path, logical)
+    return pa.binary(width)
+
+
+def _parse_fixed_size_list(logical: str, path: str) -> pa.DataType:
+    inner, _, size_text = logical[len("fixed_size_list:") :].rpartition(":")
+    size = parse_int(size_text, path, logical)
+    if not inner or size < 0:
+        raise unsupported(path, logical)
+    if inner == BFLOAT16_EXTENSION:
+        meta = {EXTENSION_NAME_KEY: BFLOAT16_EXTENSION, EXTENSION_METADATA_KEY: ""}
+        return pa.list_(pa.field("item", pa.binary(2), True, metadata=meta), size)
+    if inner == "struct":
+        raise unsupported(path, logical, "fixed_size_list:struct needs its child field")
+    return pa.list_(pa.field("item", arrow_type_of_logical(inner, path), True), size)
+
+
+def _parse_dictionary(logical: str, path: str) -> pa.DataType:
+    parts = logical.split(":")
+    if len(parts) != 4 or parts[1] not in _DICT_VALUES or parts[2] not in _DICT_KEYS:
+        raise unsupported(path, logical)
+    # the stored `ordered` flag is always false; pylance reads every dictionary back unordered
+    return pa.dictionary(_LEAF_ARROW[parts[2]], _LEAF_ARROW[parts[1]], ordered=False)
+
+
+_PARSERS: Mapping[str, Callable[[str, str], pa.DataType]] = MappingProxyType(
+    {
+        "timestamp": _parse_timestamp,
+        "decimal": _parse_decimal,
+        "fixed_size_binary": _parse_fixed_size_binary,
+        "fixed_size_list": _parse_fixed_size_list,
+        "dict": _parse_dictionary,
+    }
+)
+
+
+def arrow_type_of_logical(logical_type: str, path: str = "") -> pa.DataType:
+    """The Arrow type of a logical type that needs no child fields (not struct/list/map).
+
+    Extension element types inside ``fixed_size_list:lance.bfloat16:n`` are returned as
+    their storage with ``ARROW:extension:*`` item metadata (see :func:`arrow_type_of`).
+
+    Examples
+    --------
+    >>> arrow_type_of_logical("timestamp:s:+05:30")
+    TimestampType(timestamp[s, tz=+05:30])
+    >>> arrow_type_of_logical("dict:string:int16:false")
+    DictionaryType(dictionary<values=string, indices=int16, ordered=0>)
+    """
+    if logical_type == "json":
+        raise NotSupportedYetError("JSON columns")
+    if logical_type == "blob":
+        raise NotSupportedYetError("blob columns")
+    leaf = _LEAF_ARROW.get(logical_type)
+    if leaf is not None:
+        return leaf
+    parser = _PARSERS.get(logical_type.split(":", 1)[0])
+    if parser is None:
+        raise unsupported(path, logical_type, "unknown logical type")
+    return parser(logical_type, path)
