@@ -50,7 +50,8 @@ def rest_of(pb: Message, modelled: Iterable[str]) -> bytes:
     copy.CopyFrom(pb)
     for name in modelled:
         copy.ClearField(name)
-    return copy.SerializeToString()
+    data: bytes = copy.SerializeToString()
+    return data
 
 
 # ---------------------------------------------------------------------------------------
@@ -149,14 +150,16 @@ def schema_from_pb(
     return schema
 
 
-def check_encodable(schema: TableSchema) -> None:
-    """Refuse content whose encoding would silently change meaning."""
-    for f in schema:
-        if f.dictionary is not None and f.dictionary != (0, 0):
-            # legacy (0.1) storage points into value blobs at the start of the manifest file,
-            # which this codec does not carry
+def check_encodable(m: Manifest) -> None:
+    """Refuse a manifest whose encoding would silently change meaning."""
+    if m.legacy_dictionary_data:
+        return
+    for f in m.schema:
+        if f.dictionary is not None and f.dictionary[1] != 0:
+            # legacy (0.1) storage: the offset points into value blobs at the start of the
+            # manifest file, which this manifest value does not carry
             raise NotSupportedYetError(
-                f"writing legacy dictionary values into a manifest (field '{f.path}')"
+                f"writing a legacy dictionary field ('{f.path}') without its dictionary data"
             )
 
 
@@ -273,7 +276,7 @@ _MANIFEST_MODELLED = (
 def manifest_to_pb(
     m: Manifest, *, index_offset: int | None, transaction_offset: int | None
 ) -> tpb.Manifest:
-    check_encodable(m.schema)
+    check_encodable(m)
     pb = tpb.Manifest()
     fields_to_pb(pb.fields, m.schema)
     fragments_to_pb(pb.fragments, m.fragments)
@@ -318,7 +321,9 @@ def _infer_data_format(fragments: Sequence[Fragment]) -> tuple[str, str]:
     return ("lance", "0.1")
 
 
-def manifest_from_pb(pb: tpb.Manifest, index_section: bytes | None) -> Manifest:
+def manifest_from_pb(
+    pb: tpb.Manifest, index_section: bytes | None, legacy_dictionary_data: bytes = b""
+) -> Manifest:
     fragments = fragments_from_pb(pb.fragments)
     writer_version = _NO_WRITER_VERSION
     if pb.HasField("writer_version"):
@@ -354,4 +359,5 @@ def manifest_from_pb(pb: tpb.Manifest, index_section: bytes | None) -> Manifest:
             pb.max_allocated_field_id if pb.HasField("max_allocated_field_id") else None
         ),
         passthrough=rest_of(pb, _MANIFEST_MODELLED),
+        legacy_dictionary_data=legacy_dictionary_data,
     )

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 
 from ._convert import (
     DecodeProblem,
-    check_encodable,
     fields_to_pb,
     fragments_from_pb,
     fragments_to_pb,
@@ -69,7 +68,6 @@ def _operation_to_pb(pb: xpb.Transaction, op: Operation) -> None:
             d.deleted_fragment_ids.extend(op.deleted_fragment_ids)
             d.predicate = op.predicate
         case Overwrite():
-            check_encodable(op.schema)
             w = pb.overwrite
             w.SetInParent()
             fragments_to_pb(w.fragments, op.fragments)
@@ -94,7 +92,6 @@ def _operation_to_pb(pb: xpb.Transaction, op: Operation) -> None:
             if op.passthrough:
                 r.MergeFromString(op.passthrough)
         case Merge():
-            check_encodable(op.schema)
             m = pb.merge
             m.SetInParent()
             fragments_to_pb(m.fragments, op.fragments)
@@ -119,7 +116,6 @@ def _operation_to_pb(pb: xpb.Transaction, op: Operation) -> None:
             if op.passthrough:
                 u.MergeFromString(op.passthrough)
         case Project():
-            check_encodable(op.schema)
             p = pb.project
             p.SetInParent()
             fields_to_pb(p.schema, op.schema)

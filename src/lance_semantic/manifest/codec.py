@@ -55,7 +55,8 @@ def encode_manifest_file(manifest: Manifest, transaction: Transaction | None = N
     Parameters
     ----------
     manifest
-        The manifest. Its ``index_section`` (if any) is written first, at offset 0.
+        The manifest. Its ``legacy_dictionary_data`` (normally empty) is written first,
+        then its ``index_section`` (if any).
     transaction
         The transaction that created this version, embedded after the index section
         (Manifest field 23 points at it). ``None`` writes no inline transaction.
@@ -63,9 +64,10 @@ def encode_manifest_file(manifest: Manifest, transaction: Transaction | None = N
     Raises
     ------
     NotSupportedYetError
-        If the schema carries legacy (0.1) dictionary value locations.
+        If the schema points at legacy (0.1) dictionary values but the manifest carries
+        no ``legacy_dictionary_data``.
     """
-    out = bytearray()
+    out = bytearray(manifest.legacy_dictionary_data)
     index_offset = None
     if manifest.index_section is not None:
         index_offset = len(out)
@@ -133,6 +135,14 @@ def _parse_manifest_pb(data: bytes, path: str) -> tuple[tpb.Manifest, int]:
     return pb, start - _U32.size
 
 
+def _transaction_offset(pb: tpb.Manifest) -> int | None:
+    if pb.HasField("transaction_section"):
+        return pb.transaction_section
+    if pb.HasField("legacy_transaction_section"):
+        return pb.legacy_transaction_section
+    return None
+
+
 def decode_manifest_file(data: bytes, path: str = "") -> Manifest:
     """The :class:`Manifest` held by the bytes of a manifest file.
 
@@ -144,10 +154,15 @@ def decode_manifest_file(data: bytes, path: str = "") -> Manifest:
     """
     pb, limit = _parse_manifest_pb(data, path)
     index_section = None
+    prefix_end = limit
     if pb.HasField("index_section"):
         index_section = _section(data, pb.index_section, limit, "index section", path)
+        prefix_end = min(prefix_end, pb.index_section)
+    offset = _transaction_offset(pb)
+    if offset is not None:
+        prefix_end = min(prefix_end, offset)
     try:
-        return manifest_from_pb(pb, index_section)
+        return manifest_from_pb(pb, index_section, bytes(data[:prefix_end]))
     except DecodeProblem as e:
         raise CorruptManifestError(path, str(e)) from e
 
@@ -161,18 +176,16 @@ def read_inline_transaction(data: bytes, path: str = "") -> Transaction | None:
         If the manifest or the embedded transaction cannot be decoded.
     """
     pb, limit = _parse_manifest_pb(data, path)
-    if pb.HasField("transaction_section"):
-        offset = pb.transaction_section
-    elif pb.HasField("legacy_transaction_section"):
-        offset = pb.legacy_transaction_section
-    else:
+    offset = _transaction_offset(pb)
+    if offset is None:
         return None
     return decode_transaction(_section(data, offset, limit, "inline transaction", path), path)
 
 
 def encode_transaction(transaction: Transaction) -> bytes:
     """The bare ``Transaction`` message, as stored in ``_transactions/*.txn``."""
-    return transaction_to_pb(transaction).SerializeToString()
+    data: bytes = transaction_to_pb(transaction).SerializeToString()
+    return data
 
 
 def decode_transaction(data: bytes, path: str = "") -> Transaction:

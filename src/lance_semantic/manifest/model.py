@@ -109,7 +109,9 @@ class DeletionFile:
 
     def __post_init__(self) -> None:
         if self.file_type not in ("arrow", "bitmap"):
-            raise ValueError(f"deletion file type must be 'arrow' or 'bitmap', not {self.file_type!r}")
+            raise ValueError(
+                f"deletion file type must be 'arrow' or 'bitmap', not {self.file_type!r}"
+            )
 
     @property
     def suffix(self) -> str:
@@ -177,10 +179,13 @@ class Manifest:
     ``schema`` holds the field tree and the schema metadata. ``index_section`` is the raw
     ``IndexSection`` message (kept byte for byte) or None when the version has no index.
     ``writer_version`` is ``WriterVersion("", "")`` for (old) manifests that have none, and
-    such a value is not written. ``passthrough`` holds the serialized manifest fields lance-semantic does not model
-    (base paths, branch, tag, fragment tree, clustering, unknown newer fields). The file
+    such a value is not written. ``passthrough`` holds the serialized manifest fields
+    lance-semantic does not model (base paths, branch, tag, fragment tree, clustering,
+    unknown newer fields). The file
     offsets of the index section and inline transaction are not part of the value: the
-    codec computes them when it lays out the file.
+    codec computes them when it lays out the file. ``legacy_dictionary_data`` is what
+    precedes them at the start of the file: the dictionary value blobs of legacy (0.1)
+    storage, which ``Field.dictionary`` offsets point into (empty for 2.x tables).
     """
 
     schema: TableSchema
@@ -199,6 +204,7 @@ class Manifest:
     index_section: bytes | None = None
     max_allocated_field_id: int | None = None
     passthrough: bytes = b""
+    legacy_dictionary_data: bytes = b""
 
     def __post_init__(self) -> None:
         _set(self, "fragments", tuple(self.fragments))
@@ -379,6 +385,8 @@ class Project:
     """Columns dropped or renamed: the new schema only.
 
     pylance 14 always writes ``preserves_nullability = true`` (field 2) for drop / rename.
+    The message has no schema-metadata field: ``schema.metadata`` is not stored and decodes
+    empty (the manifest keeps the table's schema metadata).
     """
 
     schema: TableSchema
