@@ -42,6 +42,7 @@ __all__ = [
     "OpaqueOperation",
     "OPAQUE_OPERATION_NAMES",
     "Operation",
+    "preserves_nullability",
     "COMMIT_MESSAGE_KEY",
     "DEFAULT_DATA_FORMAT",
     "PYLANCE_14_WRITER_VERSION",
@@ -322,11 +323,40 @@ class Rewrite:
         _set(self, "rewritten_indices", tuple(self.rewritten_indices))
 
 
+def preserves_nullability(old: TableSchema, new: TableSchema) -> bool:
+    """Whether going from ``old`` to ``new`` makes no nullability-affecting change.
+
+    pylance 14 writes this as ``Merge`` field 4 / ``Project`` field 2 (measured): it is false
+    when ``new`` tightens a field that exists in ``old`` from nullable to non-nullable, or
+    adds a non-nullable field whose parent is not itself new (a new non-nullable top-level
+    column, or a new non-nullable member of an existing struct). New non-nullable children
+    of a new nullable parent keep it true. Concurrent writers use it to decide whether data
+    staged against ``old`` may still be committed.
+
+    >>> from lance_semantic.schema.field import Field
+    >>> old = TableSchema.from_flat([Field("a", 0, -1, "int64")])
+    >>> preserves_nullability(old, TableSchema.from_flat(
+    ...     [Field("a", 0, -1, "int64"), Field("n", 1, -1, "int64", nullable=False)]))
+    False
+    """
+    before = {f.id: f for f in old}
+    for f in new:
+        prior = before.get(f.id)
+        if prior is not None:
+            if prior.nullable and not f.nullable:
+                return False
+        elif not f.nullable and (f.parent_id == -1 or f.parent_id in before):
+            return False
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Merge:
     """Columns added or rewritten: every fragment with its new file list, plus the new schema.
 
-    pylance 14 always writes ``preserves_nullability = true`` (field 4) for add_columns.
+    ``preserves_nullability`` (field 4): pylance 14 sets it as :func:`preserves_nullability`
+    computes (true for nullable additions and type changes, false when a non-nullable
+    column is added); compute it from the old and new schema for byte parity.
     """
 
     fragments: tuple[Fragment, ...]
@@ -384,9 +414,11 @@ class Update:
 class Project:
     """Columns dropped or renamed: the new schema only.
 
-    pylance 14 always writes ``preserves_nullability = true`` (field 2) for drop / rename.
-    The message has no schema-metadata field: ``schema.metadata`` is not stored and decodes
-    empty (the manifest keeps the table's schema metadata).
+    ``preserves_nullability`` (field 2): pylance 14 sets it for drop / rename / relaxing
+    nullability, and clears it when a field is made non-nullable (see
+    :func:`preserves_nullability`). The message has no schema-metadata field:
+    ``schema.metadata`` is not stored and decodes empty (the manifest keeps the table's
+    schema metadata).
     """
 
     schema: TableSchema

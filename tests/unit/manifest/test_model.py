@@ -14,7 +14,9 @@ from lance_semantic.manifest.model import (
     Transaction,
     Update,
     UpdateMap,
+    preserves_nullability,
 )
+from lance_semantic.schema.field import Field, TableSchema
 
 from ._samples import sample_fragment, sample_manifest
 
@@ -75,3 +77,35 @@ def test_operation_validation():
     with pytest.raises(ValueError):
         OpaqueOperation(200, b"")
     assert OpaqueOperation(113, b"").name == "clone"
+
+
+def _schema(*fields: Field) -> TableSchema:
+    return TableSchema.from_flat(list(fields))
+
+
+A = Field("a", 0, -1, "int64")
+S = Field("s", 1, -1, "struct")
+SX = Field("x", 2, 1, "int64")
+
+
+@pytest.mark.parametrize(
+    "new, expected",
+    [
+        (_schema(A, S, SX), True),
+        (_schema(A, S, SX, Field("n", 3, -1, "int64")), True),  # nullable addition
+        (_schema(A, S, SX, Field("n", 3, -1, "int64", nullable=False)), False),
+        (_schema(A, S, SX, Field("y", 3, 1, "int64", nullable=False)), False),  # in old struct
+        (_schema(A, S, SX, Field("t", 3, -1, "struct"),
+                 Field("y", 4, 3, "int64", nullable=False)), True),  # in new nullable struct
+        (_schema(Field("a", 0, -1, "int64", nullable=False), S, SX), False),  # tightening
+        (_schema(A, S, Field("x", 2, 1, "int64", nullable=False)), False),  # nested tightening
+        (_schema(A), True),  # drop
+    ],
+)
+def test_preserves_nullability(new, expected):
+    assert preserves_nullability(_schema(A, S, SX), new) is expected
+
+
+def test_relaxing_preserves_nullability():
+    old = _schema(Field("a", 0, -1, "int64", nullable=False))
+    assert preserves_nullability(old, _schema(A))
