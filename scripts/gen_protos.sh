@@ -2,7 +2,7 @@
 # Regenerate src/lance_semantic/manifest/_pb/*_pb2.py(i) from manifest/protos/*.proto.
 #
 # Needs grpcio-tools (python -m grpc_tools.protoc). Run from anywhere:
-#     scripts/gen_protos.sh            (uses $PYTHON, else python3)
+#     scripts/gen_protos.sh            (uses $PYTHON, else python3; $OUT_DIR overrides the target)
 #
 # Post-processing:
 #   * imports between our generated modules become package-relative
@@ -15,7 +15,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PROTO_DIR="$ROOT/src/lance_semantic/manifest/protos"
-OUT_DIR="$ROOT/src/lance_semantic/manifest/_pb"
+OUT_DIR="${OUT_DIR:-$ROOT/src/lance_semantic/manifest/_pb}"
 PYTHON="${PYTHON:-python3}"
 
 mkdir -p "$OUT_DIR"

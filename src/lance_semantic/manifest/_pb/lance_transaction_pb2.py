@@ -17,7 +17,7 @@ from . import lance_file_pb2 as lance__file__pb2
 from . import lance_table_pb2 as lance__table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17lance_transaction.proto\x12\x0blance.table\x1a\x10lance_file.proto\x1a\x11lance_table.proto\"\xbe\x16\n\x0bTransaction\x12\x14\n\x0cread_version\x18\x01 \x01(\x04\x12\x0c\n\x04uuid\x18\x02 \x01(\t\x12\x0b\n\x03tag\x18\x03 \x01(\t\x12\x38\n\x16transaction_properties\x18\x04 \x03(\x0b\x32\x18.lance.table.StringEntry\x12\x31\n\x06\x61ppend\x18\x64 \x01(\x0b\x32\x1f.lance.table.Transaction.AppendH\x00\x12\x31\n\x06\x64\x65lete\x18\x65 \x01(\x0b\x32\x1f.lance.table.Transaction.DeleteH\x00\x12\x37\n\toverwrite\x18\x66 \x01(\x0b\x32\".lance.table.Transaction.OverwriteH\x00\x12<\n\x0c\x63reate_index\x18g \x01(\x0b\x32$.lance.table.Transaction.CreateIndexH\x00\x12\x33\n\x07rewrite\x18h \x01(\x0b\x32 .lance.table.Transaction.RewriteH\x00\x12/\n\x05merge\x18i \x01(\x0b\x32\x1e.lance.table.Transaction.MergeH\x00\x12\x33\n\x07restore\x18j \x01(\x0b\x32 .lance.table.Transaction.RestoreH\x00\x12\x46\n\x11reserve_fragments\x18k \x01(\x0b\x32).lance.table.Transaction.ReserveFragmentsH\x00\x12\x31\n\x06update\x18l \x01(\x0b\x32\x1f.lance.table.Transaction.UpdateH\x00\x12\x33\n\x07project\x18m \x01(\x0b\x32 .lance.table.Transaction.ProjectH\x00\x12>\n\rupdate_config\x18n \x01(\x0b\x32%.lance.table.Transaction.UpdateConfigH\x00\x12\x1a\n\x10\x64\x61ta_replacement\x18o \x01(\x0cH\x00\x12\x1e\n\x14update_mem_wal_state\x18p \x01(\x0cH\x00\x12\x0f\n\x05\x63lone\x18q \x01(\x0cH\x00\x12\x16\n\x0cupdate_bases\x18r \x01(\x0cH\x00\x1a\x36\n\x06\x41ppend\x12,\n\tfragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x1ao\n\x06\x44\x65lete\x12\x34\n\x11updated_fragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x1c\n\x14\x64\x65leted_fragment_ids\x18\x02 \x03(\x04\x12\x11\n\tpredicate\x18\x03 \x01(\t\x1a\xf6\x01\n\tOverwrite\x12,\n\tfragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12!\n\x06schema\x18\x02 \x03(\x0b\x32\x11.lance.file.Field\x12\x32\n\x0fschema_metadata\x18\x03 \x03(\x0b\x32\x19.lance.file.MetadataEntry\x12\x36\n\x14\x63onfig_upsert_values\x18\x04 \x03(\x0b\x32\x18.lance.table.StringEntry\x12,\n\rinitial_bases\x18\x05 \x03(\x0b\x32\x15.lance.table.BasePath\x1a;\n\x0b\x43reateIndex\x12\x13\n\x0bnew_indices\x18\x01 \x03(\x0c\x12\x17\n\x0fremoved_indices\x18\x02 \x03(\x0c\x1a\xbb\x02\n\x07Rewrite\x12\x30\n\rold_fragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x30\n\rnew_fragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x12=\n\x06groups\x18\x03 \x03(\x0b\x32-.lance.table.Transaction.Rewrite.RewriteGroup\x12\x19\n\x11rewritten_indices\x18\x04 \x03(\x0c\x1ar\n\x0cRewriteGroup\x12\x30\n\rold_fragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x30\n\rnew_fragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x1a\xab\x01\n\x05Merge\x12,\n\tfragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12!\n\x06schema\x18\x02 \x03(\x0b\x32\x11.lance.file.Field\x12\x32\n\x0fschema_metadata\x18\x03 \x03(\x0b\x32\x19.lance.file.MetadataEntry\x12\x1d\n\x15preserves_nullability\x18\x04 \x01(\x08\x1a\x1a\n\x07Restore\x12\x0f\n\x07version\x18\x01 \x01(\x04\x1a)\n\x10ReserveFragments\x12\x15\n\rnum_fragments\x18\x01 \x01(\r\x1a\xa6\x02\n\x06Update\x12\x1c\n\x14removed_fragment_ids\x18\x01 \x03(\x04\x12\x34\n\x11updated_fragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x30\n\rnew_fragments\x18\x03 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x17\n\x0f\x66ields_modified\x18\x04 \x03(\r\x12\x18\n\x10mem_wal_to_merge\x18\x05 \x03(\x0c\x12)\n!fields_for_preserving_frag_bitmap\x18\x06 \x03(\r\x12\x38\n\x0bupdate_mode\x18\x07 \x01(\x0e\x32#.lance.table.Transaction.UpdateMode\x1aK\n\x07Project\x12!\n\x06schema\x18\x01 \x03(\x0b\x32\x11.lance.file.Field\x12\x1d\n\x15preserves_nullability\x18\x02 \x01(\x08\x1a;\n\x0eUpdateMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\x1a]\n\tUpdateMap\x12?\n\x0eupdate_entries\x18\x01 \x03(\x0b\x32\'.lance.table.Transaction.UpdateMapEntry\x12\x0f\n\x07replace\x18\x02 \x01(\x08\x1aU\n\x13\x46ieldMetadataUpdate\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\x31\n\x05value\x18\x02 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x1a\xb9\x02\n\x0cUpdateConfig\x12:\n\x0e\x63onfig_updates\x18\x06 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x12\x42\n\x16table_metadata_updates\x18\x07 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x12\x43\n\x17schema_metadata_updates\x18\x08 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x12L\n\x16\x66ield_metadata_updates\x18\t \x03(\x0b\x32,.lance.table.Transaction.FieldMetadataUpdateJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05\"3\n\nUpdateMode\x12\x10\n\x0cREWRITE_ROWS\x10\x00\x12\x13\n\x0fREWRITE_COLUMNS\x10\x01\x42\x0b\n\toperationb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17lance_transaction.proto\x12\x0blance.table\x1a\x10lance_file.proto\x1a\x11lance_table.proto\"\xf8\x16\n\x0bTransaction\x12\x14\n\x0cread_version\x18\x01 \x01(\x04\x12\x0c\n\x04uuid\x18\x02 \x01(\t\x12\x0b\n\x03tag\x18\x03 \x01(\t\x12\x38\n\x16transaction_properties\x18\x04 \x03(\x0b\x32\x18.lance.table.StringEntry\x12\x31\n\x06\x61ppend\x18\x64 \x01(\x0b\x32\x1f.lance.table.Transaction.AppendH\x00\x12\x31\n\x06\x64\x65lete\x18\x65 \x01(\x0b\x32\x1f.lance.table.Transaction.DeleteH\x00\x12\x37\n\toverwrite\x18\x66 \x01(\x0b\x32\".lance.table.Transaction.OverwriteH\x00\x12<\n\x0c\x63reate_index\x18g \x01(\x0b\x32$.lance.table.Transaction.CreateIndexH\x00\x12\x33\n\x07rewrite\x18h \x01(\x0b\x32 .lance.table.Transaction.RewriteH\x00\x12/\n\x05merge\x18i \x01(\x0b\x32\x1e.lance.table.Transaction.MergeH\x00\x12\x33\n\x07restore\x18j \x01(\x0b\x32 .lance.table.Transaction.RestoreH\x00\x12\x46\n\x11reserve_fragments\x18k \x01(\x0b\x32).lance.table.Transaction.ReserveFragmentsH\x00\x12\x31\n\x06update\x18l \x01(\x0b\x32\x1f.lance.table.Transaction.UpdateH\x00\x12\x33\n\x07project\x18m \x01(\x0b\x32 .lance.table.Transaction.ProjectH\x00\x12>\n\rupdate_config\x18n \x01(\x0b\x32%.lance.table.Transaction.UpdateConfigH\x00\x12\x1a\n\x10\x64\x61ta_replacement\x18o \x01(\x0cH\x00\x12\x1e\n\x14update_mem_wal_state\x18p \x01(\x0cH\x00\x12\x0f\n\x05\x63lone\x18q \x01(\x0cH\x00\x12\x16\n\x0cupdate_bases\x18r \x01(\x0cH\x00\x12\x16\n\x0c\x64\x61ta_overlay\x18s \x01(\x0cH\x00\x12 \n\x16\x61ppend_fri_transitions\x18t \x01(\x0cH\x00\x1a\x36\n\x06\x41ppend\x12,\n\tfragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x1ao\n\x06\x44\x65lete\x12\x34\n\x11updated_fragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x1c\n\x14\x64\x65leted_fragment_ids\x18\x02 \x03(\x04\x12\x11\n\tpredicate\x18\x03 \x01(\t\x1a\xf6\x01\n\tOverwrite\x12,\n\tfragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12!\n\x06schema\x18\x02 \x03(\x0b\x32\x11.lance.file.Field\x12\x32\n\x0fschema_metadata\x18\x03 \x03(\x0b\x32\x19.lance.file.MetadataEntry\x12\x36\n\x14\x63onfig_upsert_values\x18\x04 \x03(\x0b\x32\x18.lance.table.StringEntry\x12,\n\rinitial_bases\x18\x05 \x03(\x0b\x32\x15.lance.table.BasePath\x1a;\n\x0b\x43reateIndex\x12\x13\n\x0bnew_indices\x18\x01 \x03(\x0c\x12\x17\n\x0fremoved_indices\x18\x02 \x03(\x0c\x1a\xbb\x02\n\x07Rewrite\x12\x30\n\rold_fragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x30\n\rnew_fragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x12=\n\x06groups\x18\x03 \x03(\x0b\x32-.lance.table.Transaction.Rewrite.RewriteGroup\x12\x19\n\x11rewritten_indices\x18\x04 \x03(\x0c\x1ar\n\x0cRewriteGroup\x12\x30\n\rold_fragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x30\n\rnew_fragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x1a\xab\x01\n\x05Merge\x12,\n\tfragments\x18\x01 \x03(\x0b\x32\x19.lance.table.DataFragment\x12!\n\x06schema\x18\x02 \x03(\x0b\x32\x11.lance.file.Field\x12\x32\n\x0fschema_metadata\x18\x03 \x03(\x0b\x32\x19.lance.file.MetadataEntry\x12\x1d\n\x15preserves_nullability\x18\x04 \x01(\x08\x1a\x1a\n\x07Restore\x12\x0f\n\x07version\x18\x01 \x01(\x04\x1a)\n\x10ReserveFragments\x12\x15\n\rnum_fragments\x18\x01 \x01(\r\x1a\xa6\x02\n\x06Update\x12\x1c\n\x14removed_fragment_ids\x18\x01 \x03(\x04\x12\x34\n\x11updated_fragments\x18\x02 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x30\n\rnew_fragments\x18\x03 \x03(\x0b\x32\x19.lance.table.DataFragment\x12\x17\n\x0f\x66ields_modified\x18\x04 \x03(\r\x12\x18\n\x10mem_wal_to_merge\x18\x05 \x03(\x0c\x12)\n!fields_for_preserving_frag_bitmap\x18\x06 \x03(\r\x12\x38\n\x0bupdate_mode\x18\x07 \x01(\x0e\x32#.lance.table.Transaction.UpdateMode\x1aK\n\x07Project\x12!\n\x06schema\x18\x01 \x03(\x0b\x32\x11.lance.file.Field\x12\x1d\n\x15preserves_nullability\x18\x02 \x01(\x08\x1a;\n\x0eUpdateMapEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x12\n\x05value\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\x1a]\n\tUpdateMap\x12?\n\x0eupdate_entries\x18\x01 \x03(\x0b\x32\'.lance.table.Transaction.UpdateMapEntry\x12\x0f\n\x07replace\x18\x02 \x01(\x08\x1aU\n\x13\x46ieldMetadataUpdate\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\x31\n\x05value\x18\x02 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x1a\xb9\x02\n\x0cUpdateConfig\x12:\n\x0e\x63onfig_updates\x18\x06 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x12\x42\n\x16table_metadata_updates\x18\x07 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x12\x43\n\x17schema_metadata_updates\x18\x08 \x01(\x0b\x32\".lance.table.Transaction.UpdateMap\x12L\n\x16\x66ield_metadata_updates\x18\t \x03(\x0b\x32,.lance.table.Transaction.FieldMetadataUpdateJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04J\x04\x08\x04\x10\x05\"3\n\nUpdateMode\x12\x10\n\x0cREWRITE_ROWS\x10\x00\x12\x13\n\x0fREWRITE_COLUMNS\x10\x01\x42\x0b\n\toperationb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -25,37 +25,37 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'lance_transaction_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_TRANSACTION']._serialized_start=78
-  _globals['_TRANSACTION']._serialized_end=2956
-  _globals['_TRANSACTION_APPEND']._serialized_start=917
-  _globals['_TRANSACTION_APPEND']._serialized_end=971
-  _globals['_TRANSACTION_DELETE']._serialized_start=973
-  _globals['_TRANSACTION_DELETE']._serialized_end=1084
-  _globals['_TRANSACTION_OVERWRITE']._serialized_start=1087
-  _globals['_TRANSACTION_OVERWRITE']._serialized_end=1333
-  _globals['_TRANSACTION_CREATEINDEX']._serialized_start=1335
-  _globals['_TRANSACTION_CREATEINDEX']._serialized_end=1394
-  _globals['_TRANSACTION_REWRITE']._serialized_start=1397
-  _globals['_TRANSACTION_REWRITE']._serialized_end=1712
-  _globals['_TRANSACTION_REWRITE_REWRITEGROUP']._serialized_start=1598
-  _globals['_TRANSACTION_REWRITE_REWRITEGROUP']._serialized_end=1712
-  _globals['_TRANSACTION_MERGE']._serialized_start=1715
-  _globals['_TRANSACTION_MERGE']._serialized_end=1886
-  _globals['_TRANSACTION_RESTORE']._serialized_start=1888
-  _globals['_TRANSACTION_RESTORE']._serialized_end=1914
-  _globals['_TRANSACTION_RESERVEFRAGMENTS']._serialized_start=1916
-  _globals['_TRANSACTION_RESERVEFRAGMENTS']._serialized_end=1957
-  _globals['_TRANSACTION_UPDATE']._serialized_start=1960
-  _globals['_TRANSACTION_UPDATE']._serialized_end=2254
-  _globals['_TRANSACTION_PROJECT']._serialized_start=2256
-  _globals['_TRANSACTION_PROJECT']._serialized_end=2331
-  _globals['_TRANSACTION_UPDATEMAPENTRY']._serialized_start=2333
-  _globals['_TRANSACTION_UPDATEMAPENTRY']._serialized_end=2392
-  _globals['_TRANSACTION_UPDATEMAP']._serialized_start=2394
-  _globals['_TRANSACTION_UPDATEMAP']._serialized_end=2487
-  _globals['_TRANSACTION_FIELDMETADATAUPDATE']._serialized_start=2489
-  _globals['_TRANSACTION_FIELDMETADATAUPDATE']._serialized_end=2574
-  _globals['_TRANSACTION_UPDATECONFIG']._serialized_start=2577
-  _globals['_TRANSACTION_UPDATECONFIG']._serialized_end=2890
-  _globals['_TRANSACTION_UPDATEMODE']._serialized_start=2892
-  _globals['_TRANSACTION_UPDATEMODE']._serialized_end=2943
+  _globals['_TRANSACTION']._serialized_end=3014
+  _globals['_TRANSACTION_APPEND']._serialized_start=975
+  _globals['_TRANSACTION_APPEND']._serialized_end=1029
+  _globals['_TRANSACTION_DELETE']._serialized_start=1031
+  _globals['_TRANSACTION_DELETE']._serialized_end=1142
+  _globals['_TRANSACTION_OVERWRITE']._serialized_start=1145
+  _globals['_TRANSACTION_OVERWRITE']._serialized_end=1391
+  _globals['_TRANSACTION_CREATEINDEX']._serialized_start=1393
+  _globals['_TRANSACTION_CREATEINDEX']._serialized_end=1452
+  _globals['_TRANSACTION_REWRITE']._serialized_start=1455
+  _globals['_TRANSACTION_REWRITE']._serialized_end=1770
+  _globals['_TRANSACTION_REWRITE_REWRITEGROUP']._serialized_start=1656
+  _globals['_TRANSACTION_REWRITE_REWRITEGROUP']._serialized_end=1770
+  _globals['_TRANSACTION_MERGE']._serialized_start=1773
+  _globals['_TRANSACTION_MERGE']._serialized_end=1944
+  _globals['_TRANSACTION_RESTORE']._serialized_start=1946
+  _globals['_TRANSACTION_RESTORE']._serialized_end=1972
+  _globals['_TRANSACTION_RESERVEFRAGMENTS']._serialized_start=1974
+  _globals['_TRANSACTION_RESERVEFRAGMENTS']._serialized_end=2015
+  _globals['_TRANSACTION_UPDATE']._serialized_start=2018
+  _globals['_TRANSACTION_UPDATE']._serialized_end=2312
+  _globals['_TRANSACTION_PROJECT']._serialized_start=2314
+  _globals['_TRANSACTION_PROJECT']._serialized_end=2389
+  _globals['_TRANSACTION_UPDATEMAPENTRY']._serialized_start=2391
+  _globals['_TRANSACTION_UPDATEMAPENTRY']._serialized_end=2450
+  _globals['_TRANSACTION_UPDATEMAP']._serialized_start=2452
+  _globals['_TRANSACTION_UPDATEMAP']._serialized_end=2545
+  _globals['_TRANSACTION_FIELDMETADATAUPDATE']._serialized_start=2547
+  _globals['_TRANSACTION_FIELDMETADATAUPDATE']._serialized_end=2632
+  _globals['_TRANSACTION_UPDATECONFIG']._serialized_start=2635
+  _globals['_TRANSACTION_UPDATECONFIG']._serialized_end=2948
+  _globals['_TRANSACTION_UPDATEMODE']._serialized_start=2950
+  _globals['_TRANSACTION_UPDATEMODE']._serialized_end=3001
 # @@protoc_insertion_point(module_scope)

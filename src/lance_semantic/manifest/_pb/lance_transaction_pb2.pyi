@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Transaction(_message.Message):
-    __slots__ = ("read_version", "uuid", "tag", "transaction_properties", "append", "delete", "overwrite", "create_index", "rewrite", "merge", "restore", "reserve_fragments", "update", "project", "update_config", "data_replacement", "update_mem_wal_state", "clone", "update_bases")
+    __slots__ = ("read_version", "uuid", "tag", "transaction_properties", "append", "delete", "overwrite", "create_index", "rewrite", "merge", "restore", "reserve_fragments", "update", "project", "update_config", "data_replacement", "update_mem_wal_state", "clone", "update_bases", "data_overlay", "append_fri_transitions")
     class UpdateMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         REWRITE_ROWS: _ClassVar[Transaction.UpdateMode]
@@ -165,6 +165,8 @@ class Transaction(_message.Message):
     UPDATE_MEM_WAL_STATE_FIELD_NUMBER: _ClassVar[int]
     CLONE_FIELD_NUMBER: _ClassVar[int]
     UPDATE_BASES_FIELD_NUMBER: _ClassVar[int]
+    DATA_OVERLAY_FIELD_NUMBER: _ClassVar[int]
+    APPEND_FRI_TRANSITIONS_FIELD_NUMBER: _ClassVar[int]
     read_version: int
     uuid: str
     tag: str
@@ -184,4 +186,6 @@ class Transaction(_message.Message):
     update_mem_wal_state: bytes
     clone: bytes
     update_bases: bytes
-    def __init__(self, read_version: _Optional[int] = ..., uuid: _Optional[str] = ..., tag: _Optional[str] = ..., transaction_properties: _Optional[_Iterable[_Union[_lance_table_pb2.StringEntry, _Mapping]]] = ..., append: _Optional[_Union[Transaction.Append, _Mapping]] = ..., delete: _Optional[_Union[Transaction.Delete, _Mapping]] = ..., overwrite: _Optional[_Union[Transaction.Overwrite, _Mapping]] = ..., create_index: _Optional[_Union[Transaction.CreateIndex, _Mapping]] = ..., rewrite: _Optional[_Union[Transaction.Rewrite, _Mapping]] = ..., merge: _Optional[_Union[Transaction.Merge, _Mapping]] = ..., restore: _Optional[_Union[Transaction.Restore, _Mapping]] = ..., reserve_fragments: _Optional[_Union[Transaction.ReserveFragments, _Mapping]] = ..., update: _Optional[_Union[Transaction.Update, _Mapping]] = ..., project: _Optional[_Union[Transaction.Project, _Mapping]] = ..., update_config: _Optional[_Union[Transaction.UpdateConfig, _Mapping]] = ..., data_replacement: _Optional[bytes] = ..., update_mem_wal_state: _Optional[bytes] = ..., clone: _Optional[bytes] = ..., update_bases: _Optional[bytes] = ...) -> None: ...
+    data_overlay: bytes
+    append_fri_transitions: bytes
+    def __init__(self, read_version: _Optional[int] = ..., uuid: _Optional[str] = ..., tag: _Optional[str] = ..., transaction_properties: _Optional[_Iterable[_Union[_lance_table_pb2.StringEntry, _Mapping]]] = ..., append: _Optional[_Union[Transaction.Append, _Mapping]] = ..., delete: _Optional[_Union[Transaction.Delete, _Mapping]] = ..., overwrite: _Optional[_Union[Transaction.Overwrite, _Mapping]] = ..., create_index: _Optional[_Union[Transaction.CreateIndex, _Mapping]] = ..., rewrite: _Optional[_Union[Transaction.Rewrite, _Mapping]] = ..., merge: _Optional[_Union[Transaction.Merge, _Mapping]] = ..., restore: _Optional[_Union[Transaction.Restore, _Mapping]] = ..., reserve_fragments: _Optional[_Union[Transaction.ReserveFragments, _Mapping]] = ..., update: _Optional[_Union[Transaction.Update, _Mapping]] = ..., project: _Optional[_Union[Transaction.Project, _Mapping]] = ..., update_config: _Optional[_Union[Transaction.UpdateConfig, _Mapping]] = ..., data_replacement: _Optional[bytes] = ..., update_mem_wal_state: _Optional[bytes] = ..., clone: _Optional[bytes] = ..., update_bases: _Optional[bytes] = ..., data_overlay: _Optional[bytes] = ..., append_fri_transitions: _Optional[bytes] = ...) -> None: ...
