@@ -65,7 +65,9 @@ def _set(obj: object, name: str, value: object) -> None:
 
 
 def _ints(values: Iterable[int]) -> tuple[int, ...]:
-    return tuple(int(v) for v in values)
+    if type(values) is tuple:
+        return values
+    return tuple(map(int, values))
 
 
 # ---------------------------------------------------------------------------------------

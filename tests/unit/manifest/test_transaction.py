@@ -52,6 +52,7 @@ OPERATIONS = [
         field_metadata_updates={3: UpdateMap({"x": "y"}), 0: UpdateMap({"z": None}, replace=True)},
     ),
     OpaqueOperation(111, b"\x08\x01"),
+    OpaqueOperation(115, b""),
     None,
 ]
 
