@@ -95,7 +95,9 @@ class TableSchema:
         return cls(tops, metadata)
 
     @classmethod
-    def of(cls, fields: Sequence[Field], metadata: Mapping[str, bytes] = EMPTY_METADATA) -> TableSchema:
+    def of(
+        cls, fields: Sequence[Field], metadata: Mapping[str, bytes] = EMPTY_METADATA
+    ) -> TableSchema:
         """Build from top-level fields, (re)computing every ``path``."""
 
         def fix(f: Field, prefix: str) -> Field:
