@@ -20,23 +20,19 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pyarrow.types as pat
 import pytest
+from lance.arrow import BFloat16Type
+from lance.schema import LanceSchema
 
-lance = pytest.importorskip("lance")
-from lance.arrow import BFloat16Type  # noqa: E402
-from lance.schema import LanceSchema  # noqa: E402
-
-from lance_semantic.errors import SchemaMismatchError, UnsupportedTypeError  # noqa: E402
-from lance_semantic.schema.arrow import schema_from_arrow, schema_to_arrow  # noqa: E402
-from lance_semantic.schema.compatibility import match_input_fields  # noqa: E402
-from lance_semantic.schema.datafile import (  # noqa: E402
-    check_storage_version_support,
-    data_file_field_ids,
-)
-from lance_semantic.schema.field import Field  # noqa: E402
+from lance_semantic.errors import SchemaMismatchError, UnsupportedTypeError
+from lance_semantic.schema.arrow import schema_from_arrow, schema_to_arrow
+from lance_semantic.schema.compatibility import match_input_fields
+from lance_semantic.schema.datafile import check_storage_version_support, data_file_field_ids
+from lance_semantic.schema.field import Field
 
 pytestmark = pytest.mark.interop
 
@@ -44,6 +40,7 @@ S = pa.struct
 XY = S([("x", pa.int32()), ("y", pa.float64())])
 BF16 = BFloat16Type()
 PK = "lance-schema:unenforced-primary-key"
+CK = "lance-schema:unenforced-clustering-key:position"
 
 
 class OracleExt(pa.ExtensionType):
@@ -68,92 +65,59 @@ def _cols(*types: pa.DataType) -> pa.Schema:
     return pa.schema([pa.field(f"c{i}", t) for i, t in enumerate(types)])
 
 
+# fmt: off
 SCHEMAS: dict[str, pa.Schema] = {
     "ints_floats": _cols(
-        pa.null(),
-        pa.bool_(),
+        pa.null(), pa.bool_(), pa.float16(), pa.float32(), pa.float64(),
         *(getattr(pa, f"{s}int{b}")() for s in ("", "u") for b in (8, 16, 32, 64)),
-        pa.float16(),
-        pa.float32(),
-        pa.float64(),
     ),
     "temporal": _cols(
-        pa.date32(),
-        pa.date64(),
-        pa.time32("s"),
-        pa.time32("ms"),
-        pa.time64("us"),
-        pa.time64("ns"),
-        *(pa.duration(u) for u in ("s", "ms", "us", "ns")),
+        pa.date32(), pa.date64(), pa.time32("s"), pa.time32("ms"), pa.time64("us"),
+        pa.time64("ns"), *(pa.duration(u) for u in ("s", "ms", "us", "ns")),
     ),
     "timestamps": _cols(
-        *(pa.timestamp(u) for u in ("s", "ms", "us", "ns")),
-        pa.timestamp("us", "UTC"),
-        pa.timestamp("ns", "America/New_York"),
-        pa.timestamp("s", "+05:30"),
+        *(pa.timestamp(u) for u in ("s", "ms", "us", "ns")), pa.timestamp("us", "UTC"),
+        pa.timestamp("ns", "America/New_York"), pa.timestamp("s", "+05:30"),
         pa.timestamp("ms", "-08:00"),
     ),
     "decimals": _cols(
         pa.decimal128(10, 2), pa.decimal128(5, -2), pa.decimal128(38, 38), pa.decimal256(40, 3)
     ),
     "binary_like": _cols(
-        pa.string(),
-        pa.large_string(),
-        pa.binary(),
-        pa.large_binary(),
-        pa.string_view(),
-        pa.binary_view(),
-        pa.binary(3),
-        pa.binary(1),
+        pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view(),
+        pa.binary_view(), pa.binary(3), pa.binary(1),
     ),
     "fixed_size_lists": _cols(
-        pa.list_(pa.float32(), 4),
-        pa.list_(pa.list_(pa.float32(), 2), 3),
-        pa.list_(pa.timestamp("us", "UTC"), 2),
-        pa.list_(pa.timestamp("s", "+05:30"), 2),
-        pa.list_(pa.decimal128(5, 2), 2),
-        pa.list_(pa.binary(3), 2),
-        pa.list_(pa.bool_(), 3),
-        pa.list_(pa.float16(), 2),
+        pa.list_(pa.float32(), 4), pa.list_(pa.list_(pa.float32(), 2), 3),
+        pa.list_(pa.timestamp("us", "UTC"), 2), pa.list_(pa.timestamp("s", "+05:30"), 2),
+        pa.list_(pa.decimal128(5, 2), 2), pa.list_(pa.binary(3), 2), pa.list_(pa.bool_(), 3),
+        pa.list_(pa.float16(), 2), pa.list_(BF16, 8),
         pa.list_(pa.field("el", pa.int8(), nullable=False, metadata={"a": "b"}), 2),
-        pa.list_(BF16, 8),
     ),
     "lists": _cols(
-        pa.list_(pa.int8()),
-        pa.large_list(pa.string()),
+        pa.list_(pa.int8()), pa.large_list(pa.string()), pa.list_(pa.list_(pa.int64())),
         pa.list_(pa.field("element", pa.int32(), nullable=False, metadata={"a": "b"})),
-        pa.list_(pa.list_(pa.int64())),
-        pa.list_(pa.list_(pa.float32(), 2)),
-        pa.list_(XY),
-        pa.large_list(XY),
+        pa.list_(pa.list_(pa.float32(), 2)), pa.list_(XY), pa.large_list(XY),
         pa.list_(S([("a", pa.list_(pa.int64())), ("b", pa.string())])),
         pa.list_(pa.field("s", XY, nullable=False)),
     ),
-    "structs": pa.schema(
-        [
-            pa.field(
-                "st", S([("x", pa.int32()), ("y", pa.string()), ("z", S([("w", pa.float64())]))])
-            ),
-            pa.field("empty", S([])),
-            pa.field("nn", S([pa.field("x", pa.int8(), nullable=False)]), nullable=False),
-            pa.field("deep", S([("a", S([("b", S([("c", pa.list_(XY))]))]))])),
-            pa.field("dup", S([("x", pa.int8()), ("x", pa.int16())])),
-        ]
-    ),
+    "structs": pa.schema([
+        pa.field("st", S([("x", pa.int32()), ("y", pa.string()), ("z", S([("w", pa.float64())]))])),
+        pa.field("empty", S([])),
+        pa.field("nn", S([pa.field("x", pa.int8(), nullable=False)]), nullable=False),
+        pa.field("deep", S([("a", S([("b", S([("c", pa.list_(XY))]))]))])),
+        pa.field("dup", S([("x", pa.int8()), ("x", pa.int16())])),
+    ]),
     "maps": _cols(
-        pa.map_(pa.string(), pa.int64()),
-        pa.map_(pa.int32(), pa.list_(pa.int8())),
+        pa.map_(pa.string(), pa.int64()), pa.map_(pa.int32(), pa.list_(pa.int8())),
         pa.map_(pa.string(), XY),
         pa.map_(pa.string(), pa.field("value", pa.int8(), nullable=False)),
-        pa.map_(
-            pa.field("k", pa.string(), nullable=False, metadata={"m": "1"}),
-            pa.field("v", pa.int8()),
-        ),
+        pa.map_(pa.field("k", pa.string(), nullable=False, metadata={"m": "1"}),
+                pa.field("v", pa.int8())),
         pa.list_(pa.map_(pa.string(), pa.int8())),
     ),
     "fsl_of_struct": _cols(
-        pa.list_(XY, 2),
-        pa.list_(pa.field("el", XY, nullable=False, metadata={"q": "r"}), 3),
+        pa.list_(XY, 2), pa.list_(pa.field("el", XY, nullable=False, metadata={"q": "r"}), 3),
         S([("f", pa.list_(XY, 2)), ("z", pa.int8())]),
     ),
     # pylance 14 panics writing *values* of these at the default 2.2 (schema-only writes work)
@@ -162,58 +126,36 @@ SCHEMAS: dict[str, pa.Schema] = {
     # ... and refuses values of empty structs inside lists ("not yet supported")
     "fsl_of_empty_struct": _cols(pa.list_(S([]), 2)),
     "dictionaries": _cols(
-        pa.dictionary(pa.int32(), pa.string()),
-        pa.dictionary(pa.int8(), pa.large_string()),
-        pa.dictionary(pa.int16(), pa.int64()),
-        pa.dictionary(pa.uint16(), pa.string()),
-        pa.dictionary(pa.uint64(), pa.binary()),
-        pa.dictionary(pa.int64(), pa.float64()),
+        pa.dictionary(pa.int32(), pa.string()), pa.dictionary(pa.int8(), pa.large_string()),
+        pa.dictionary(pa.int16(), pa.int64()), pa.dictionary(pa.uint16(), pa.string()),
+        pa.dictionary(pa.uint64(), pa.binary()), pa.dictionary(pa.int64(), pa.float64()),
         pa.dictionary(pa.uint8(), pa.large_binary()),
         pa.dictionary(pa.int8(), pa.string(), ordered=True),
         S([("d", pa.dictionary(pa.int8(), pa.string()))]),
         pa.list_(pa.dictionary(pa.int8(), pa.string())),
     ),
-    "extensions": pa.schema(
-        [
-            pa.field("uuid", pa.uuid(), metadata={"k": "v"}),
-            pa.field("bf16", BF16),
-            pa.field("ext", OracleExt()),
-            pa.field("l_ext", pa.list_(OracleExt())),
-            pa.field("s_uuid", S([("u", pa.uuid())])),
-            pa.field("tensor", pa.fixed_shape_tensor(pa.float32(), [2, 3])),
-            pa.field("unreg", pa.string(), metadata={"ARROW:extension:name": "nobody.registered"}),
-            pa.field(
-                "unreg2",
-                pa.binary(4),
-                metadata={"ARROW:extension:name": "nobody.else", "ARROW:extension:metadata": "m"},
-            ),
-        ]
-    ),
+    "extensions": pa.schema([
+        pa.field("uuid", pa.uuid(), metadata={"k": "v"}), pa.field("bf16", BF16),
+        pa.field("ext", OracleExt()), pa.field("l_ext", pa.list_(OracleExt())),
+        pa.field("s_uuid", S([("u", pa.uuid())])),
+        pa.field("tensor", pa.fixed_shape_tensor(pa.float32(), [2, 3])),
+        pa.field("unreg", pa.string(), metadata={"ARROW:extension:name": "nobody.registered"}),
+        pa.field("unreg2", pa.binary(4),
+                 metadata={"ARROW:extension:name": "nobody.else", "ARROW:extension:metadata": "m"}),
+    ]),
     "metadata_and_keys": pa.schema(
         [
-            pa.field(
-                "id", pa.int64(), nullable=False, metadata={PK: "true", PK + ":position": "1"}
-            ),
-            pa.field(
-                "a", pa.int32(), metadata={"note": "first", "bytes": "caf\u00e9", "empty": ""}
-            ),
-            pa.field(
-                "s",
-                S([pa.field("x", pa.int8(), metadata={"inner": "1"})]),
-                metadata={"outer": "2"},
-            ),
-            pa.field(
-                "ck", pa.int32(), metadata={"lance-schema:unenforced-clustering-key:position": "2"}
-            ),
-            pa.field(
-                "ps",
-                S([pa.field("k", pa.int32(), nullable=False, metadata={PK: "yes"})]),
-                nullable=False,
-            ),
+            pa.field("id", pa.int64(), False, metadata={PK: "true", PK + ":position": "1"}),
+            pa.field("a", pa.int32(), metadata={"note": "first", "b": "caf\u00e9", "empty": ""}),
+            pa.field("s", S([pa.field("x", pa.int8(), metadata={"in": "1"})]), metadata={"o": "2"}),
+            pa.field("ck", pa.int32(), metadata={CK: "2"}),
+            pa.field("ps", S([pa.field("k", pa.int32(), nullable=False, metadata={PK: "yes"})]),
+                     nullable=False),
         ],
         metadata={"owner": "tests", "json": '{"a": [1, 2]}', "blank": ""},
     ),
 }
+# fmt: on
 
 # ---- a tiny protobuf reader, independent of any generated code ----
 
