@@ -11,11 +11,12 @@ from ..commit.committer import commit, latest_version, load_manifest
 from ..errors import DatasetExistsError, NotSupportedYetError
 from ..manifest.model import Append, Manifest, Overwrite
 from ..schema.arrow import schema_from_arrow, schema_to_arrow
-from ..schema.compatibility import check_appendable_legacy
+from ..schema.compatibility import match_input_fields
+from ..schema.datafile import check_storage_version_support
 from ..schema.field import TableSchema
 from ..storage.datafile import WRITABLE_VERSIONS
 from ..storage.object_store import ObjectStore, open_store
-from ..write.fragments import coerce_reader, write_fragments
+from ..write.fragments import coerce_reader, parse_storage_version, write_fragments
 
 if TYPE_CHECKING:
     from .dataset import Dataset
@@ -84,15 +85,15 @@ def write_dataset(
 
     if base is not None and mode == "append":
         table = base.schema
-        check_appendable_legacy(table, reader.schema)
+        fields = list(match_input_fields(table, reader.schema))
         version = base.data_storage_version
-        fields = [table.field(name) for name in reader.schema.names]
     else:
         table = schema_from_arrow(reader.schema)
         version = _storage_version(data_storage_version)
         if base is not None and data_storage_version is None:
             version = base.data_storage_version
         fields = list(table.fields)
+        check_storage_version_support(fields, parse_storage_version(version))
     physical = schema_to_arrow(TableSchema.of(fields, table.metadata))
 
     def prepare(batch: pa.RecordBatch) -> pa.RecordBatch:

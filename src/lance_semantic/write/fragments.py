@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..manifest.model import DataFile, Fragment
-from ..schema.arrow import data_file_field_ids
+from ..schema.datafile import data_file_field_ids
 from ..schema.field import Field
 from ..storage.datafile import write_data_file
 from ..storage.object_store import ObjectStore
