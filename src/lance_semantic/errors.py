@@ -76,9 +76,7 @@ class DatasetExistsError(ManifestError, FileExistsError):
 
     def __init__(self, uri: str) -> None:
         self.uri = uri
-        super().__init__(
-            f"Dataset already exists: {uri} (use mode='append' or mode='overwrite')"
-        )
+        super().__init__(f"Dataset already exists: {uri} (use mode='append' or mode='overwrite')")
 
 
 class CorruptManifestError(ManifestError):
@@ -221,4 +219,3 @@ class CommitConflictError(CommitError):
             f"{attempted_version}"
         )
         super().__init__(msg + (f" ({reason})" if reason else ""))
-

@@ -23,8 +23,16 @@ ALLOWED: dict[str, set[str]] = {
     "read": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "commit": {"errors", "_typing", "types", "schema", "manifest", "storage"},
     "dataset": {
-        "errors", "_typing", "types", "schema", "codecs", "manifest", "storage",
-        "write", "read", "commit",
+        "errors",
+        "_typing",
+        "types",
+        "schema",
+        "codecs",
+        "manifest",
+        "storage",
+        "write",
+        "read",
+        "commit",
     },
     "cli": {"errors", "_typing", "dataset", "manifest", "schema"},
 }
@@ -51,7 +59,9 @@ def _imports(path: Path) -> list[str]:
             elif node.module and node.module.startswith("lance_semantic."):
                 out.append(node.module.split(".")[1])
         elif isinstance(node, ast.Import):
-            out.extend(a.name.split(".")[1] for a in node.names if a.name.startswith("lance_semantic."))
+            out.extend(
+                a.name.split(".")[1] for a in node.names if a.name.startswith("lance_semantic.")
+            )
     return out
 
 

@@ -83,14 +83,26 @@ def _demo(directory: str | None) -> int:
         }
     )
     ds = write_dataset(table, uri, mode="overwrite")
-    ds.insert(pa.table({"id": pa.array([4], pa.int64()), "name": ["barbara"],
-                        "tags": pa.array([["lisp"]], pa.list_(pa.string())),
-                        "point": pa.array([{"x": 5.0, "y": 6.0}])}))
+    ds.insert(
+        pa.table(
+            {
+                "id": pa.array([4], pa.int64()),
+                "name": ["barbara"],
+                "tags": pa.array([["lisp"]], pa.list_(pa.string())),
+                "point": pa.array([{"x": 5.0, "y": 6.0}]),
+            }
+        )
+    )
     print(f"wrote {uri}\n")
     print(format_inspect(ds))
     print("\nrows where id > 1:")
-    print(ds.to_table(columns=["id", "name", "point.x"], filter="id > 1").to_pandas().to_string(index=False)
-          if _has_pandas() else ds.to_table(filter="id > 1"))
+    print(
+        ds.to_table(columns=["id", "name", "point.x"], filter="id > 1")
+        .to_pandas()
+        .to_string(index=False)
+        if _has_pandas()
+        else ds.to_table(filter="id > 1")
+    )
     return 0
 
 
@@ -105,9 +117,13 @@ def _has_pandas() -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lance-semantic", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p_inspect = sub.add_parser("inspect", help="print a table's version, flags, schema and fragments")
+    p_inspect = sub.add_parser(
+        "inspect", help="print a table's version, flags, schema and fragments"
+    )
     p_inspect.add_argument("uri")
-    p_inspect.add_argument("--version", type=int, default=None, help="a version other than the latest")
+    p_inspect.add_argument(
+        "--version", type=int, default=None, help="a version other than the latest"
+    )
     p_demo = sub.add_parser("demo", help="build a small table and show it")
     p_demo.add_argument("dir", nargs="?", default=None)
     args = parser.parse_args(argv)

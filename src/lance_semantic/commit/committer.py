@@ -107,7 +107,9 @@ def commit(
             current, txn, version=version, restored=restored, data_format=data_format
         )
         data = encode_manifest_file(manifest, txn)
-        if store.put_if_absent(f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data):
+        if store.put_if_absent(
+            f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data
+        ):
             _write_hint(store, version)
             return manifest
         newest = load_manifest(store)

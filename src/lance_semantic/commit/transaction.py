@@ -79,7 +79,9 @@ def apply_transaction(
         nxt = _apply(txn.operation, base)
     high = max((f.id for f in nxt.fragments), default=-1)
     prev_high = -1 if base is None or base.max_fragment_id is None else base.max_fragment_id
-    max_fragment_id = max(high, prev_high, nxt.max_fragment_id if nxt.max_fragment_id is not None else -1)
+    max_fragment_id = max(
+        high, prev_high, nxt.max_fragment_id if nxt.max_fragment_id is not None else -1
+    )
     reader, writer = flags.next_flags(
         base.reader_feature_flags if base else 0,
         base.writer_feature_flags if base else 0,
@@ -108,7 +110,9 @@ def _require(base: Manifest | None, op: object) -> Manifest:
     return base
 
 
-def _overwrite(op: Overwrite, base: Manifest | None, data_format: tuple[str, str] | None) -> Manifest:
+def _overwrite(
+    op: Overwrite, base: Manifest | None, data_format: tuple[str, str] | None
+) -> Manifest:
     fragments = _assign_ids(op.fragments, next_fragment_id(base))
     if base is None:
         return Manifest(
@@ -198,7 +202,7 @@ def _(op: UpdateConfig, base: Manifest | None) -> Manifest:
     if op.schema_metadata_updates is not None:
         current = {k: v.decode("utf-8", "surrogateescape") for k, v in schema.metadata.items()}
         md = op.schema_metadata_updates.apply(current)
-        schema = TableSchema(schema.fields, freeze_metadata(md))
+        schema = TableSchema(schema.fields, freeze_metadata(dict(md.items())))
     return replace(
         base,
         config=op.config_updates.apply(base.config) if op.config_updates else base.config,

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..commit.committer import commit, list_versions, load_manifest
 from ..errors import NotSupportedYetError, ReadError
 from ..manifest import flags
 from ..manifest.model import Manifest, Restore
@@ -22,13 +23,12 @@ from ..read.scan import FragmentReader
 from ..schema.arrow import schema_to_arrow
 from ..schema.field import TableSchema
 from ..storage.object_store import ObjectStore, open_store
-from ..commit.committer import commit, list_versions, load_manifest
 from .fragment import LanceFragment
 from .scan import plan_scan, run_scan, take_rows
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
 
-Filter = str | pc.Expression
+Filter: TypeAlias = str | pc.Expression
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +85,9 @@ class Dataset:
 
     @property
     def feature_flags(self) -> FeatureFlags:
-        return FeatureFlags(self._manifest.reader_feature_flags, self._manifest.writer_feature_flags)
+        return FeatureFlags(
+            self._manifest.reader_feature_flags, self._manifest.writer_feature_flags
+        )
 
     @property
     def semantic_types(self) -> bool:
@@ -117,7 +119,7 @@ class Dataset:
             out.append(
                 {
                     "version": v,
-                    "timestamp": datetime.fromtimestamp(ts / 1e9, tz=timezone.utc),
+                    "timestamp": datetime.fromtimestamp(ts / 1e9, tz=UTC),
                     "metadata": {},
                 }
             )
@@ -166,8 +168,13 @@ class Dataset:
         plan = plan_scan(self.semantic_schema, columns, filter)
         frags = self._manifest.fragments if fragments is None else [f._fragment for f in fragments]
         return run_scan(
-            self._store, self.semantic_schema, frags, plan,
-            limit=limit, offset=offset, batch_size=batch_size,
+            self._store,
+            self.semantic_schema,
+            frags,
+            plan,
+            limit=limit,
+            offset=offset,
+            batch_size=batch_size,
         )
 
     def to_table(
@@ -183,8 +190,13 @@ class Dataset:
         self._no_encodings(output_encodings)
         plan = plan_scan(self.semantic_schema, columns, filter)
         batches = run_scan(
-            self._store, self.semantic_schema, self._manifest.fragments, plan,
-            limit=limit, offset=offset, batch_size=batch_size or 65536,
+            self._store,
+            self.semantic_schema,
+            self._manifest.fragments,
+            plan,
+            limit=limit,
+            offset=offset,
+            batch_size=batch_size or 65536,
         )
         schema = plan.output_schema
         return pa.Table.from_batches(list(batches), schema=schema)
@@ -197,7 +209,9 @@ class Dataset:
     ) -> pa.Table:
         """Rows at ``indices`` (offsets among the live rows, in the order given)."""
         self._no_encodings(output_encodings)
-        idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array) else indices, dtype=np.int64)
+        idx = np.asarray(
+            indices.to_numpy() if isinstance(indices, pa.Array) else indices, dtype=np.int64
+        )
         plan = plan_scan(self.semantic_schema, columns, None)
         readers = [
             FragmentReader(self._store, self.semantic_schema, f, plan.top_fields, plan.read_schema)
@@ -216,7 +230,9 @@ class Dataset:
             raise NotSupportedYetError("output_encodings (per-request output layouts)")
 
     # ---- writes ---------------------------------------------------------------------------
-    def insert(self, data: Any, *, mode: Literal["append", "overwrite"] = "append", **kwargs: Any) -> Dataset:
+    def insert(
+        self, data: Any, *, mode: Literal["append", "overwrite"] = "append", **kwargs: Any
+    ) -> Dataset:
         """Append (or overwrite with) ``data`` and advance this handle to the new version."""
         from .writing import write_dataset
 
@@ -226,4 +242,3 @@ class Dataset:
 
     def _advance(self, manifest: Manifest) -> None:
         self._manifest = manifest
-

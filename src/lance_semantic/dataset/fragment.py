@@ -47,8 +47,11 @@ class LanceFragment:
         batch_size: int | None = None,
     ) -> pa.RecordBatchReader:
         it = self._ds.to_batches(
-            columns=columns, filter=filter, output_encodings=output_encodings,
-            batch_size=batch_size, fragments=[self],
+            columns=columns,
+            filter=filter,
+            output_encodings=output_encodings,
+            batch_size=batch_size,
+            fragments=[self],
         )
         return it
 
@@ -76,7 +79,9 @@ class LanceFragment:
         ds = self._ds
         ds._no_encodings(output_encodings)
         plan = plan_scan(ds.semantic_schema, columns, None)
-        reader = FragmentReader(ds._store, ds.semantic_schema, self._fragment, plan.top_fields, plan.read_schema)
+        reader = FragmentReader(
+            ds._store, ds.semantic_schema, self._fragment, plan.top_fields, plan.read_schema
+        )
         idx = np.asarray(indices, dtype=np.int64)
         if len(idx) and (idx.min() < 0 or idx.max() >= reader.live_rows()):
             raise ReadError(f"take index out of range for fragment {self.fragment_id}")

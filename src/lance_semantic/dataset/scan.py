@@ -22,7 +22,15 @@ from ..schema.arrow import schema_to_arrow
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
 
-__all__ = ["Predicate", "ScanPlan", "plan_scan", "project", "run_scan", "take_rows", "DEFAULT_BATCH_SIZE"]
+__all__ = [
+    "Predicate",
+    "ScanPlan",
+    "plan_scan",
+    "project",
+    "run_scan",
+    "take_rows",
+    "DEFAULT_BATCH_SIZE",
+]
 
 DEFAULT_BATCH_SIZE = 8192
 _IDENT = re.compile(r'"([^"]+)"|`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*)')
@@ -44,7 +52,9 @@ class Predicate:
         elif isinstance(expr, pc.Expression):
             self.columns = list(table.names)
         else:
-            raise TypeError(f"filter must be a SQL string or pyarrow.compute.Expression, got {expr!r}")
+            raise TypeError(
+                f"filter must be a SQL string or pyarrow.compute.Expression, got {expr!r}"
+            )
 
     def mask(self, batch: pa.RecordBatch) -> pa.Array:
         if isinstance(self.expr, str):
@@ -113,7 +123,9 @@ def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:
     try:
         field = table.field(col)
     except KeyError:
-        raise ReadError(f"no column '{col}' in the dataset (columns: {', '.join(table.names)})") from None
+        raise ReadError(
+            f"no column '{col}' in the dataset (columns: {', '.join(table.names)})"
+        ) from None
     parts = tuple(col.split("."))
     if any(table.field(".".join(parts[:i])).logical_type != "struct" for i in range(1, len(parts))):
         raise ReadError(f"cannot select '{field.path}': only struct children can be selected")
@@ -138,9 +150,7 @@ def take_rows(
     i-th starting at ``starts[i]``), in the order given, duplicates allowed."""
     uniq, inverse = np.unique(indices, return_inverse=True)
     frag_of = np.searchsorted(np.asarray(starts), uniq, side="right") - 1
-    parts = [
-        readers[fi].take_live(uniq[frag_of == fi] - starts[fi]) for fi in np.unique(frag_of)
-    ]
+    parts = [readers[fi].take_live(uniq[frag_of == fi] - starts[fi]) for fi in np.unique(frag_of)]
     if not parts:
         return plan.output_schema.empty_table()
     table = pa.Table.from_batches(parts, schema=plan.read_schema)

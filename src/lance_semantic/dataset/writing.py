@@ -30,7 +30,9 @@ _ALIASES = {"stable": "2.2", "next": "2.3"}
 def _storage_version(requested: str | None) -> str:
     v = _ALIASES.get(requested or DEFAULT_STORAGE_VERSION, requested or DEFAULT_STORAGE_VERSION)
     if v not in WRITABLE_VERSIONS:
-        raise NotSupportedYetError(f"data storage version {v!r} (supported: {', '.join(WRITABLE_VERSIONS)})")
+        raise NotSupportedYetError(
+            f"data storage version {v!r} (supported: {', '.join(WRITABLE_VERSIONS)})"
+        )
     return v
 
 
@@ -99,15 +101,23 @@ def write_dataset(
     def prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
         if batch.schema.equals(physical):
             return batch
-        arrays = [col if col.type == f.type else col.cast(f.type) for col, f in zip(batch.columns, physical, strict=True)]
+        arrays = [
+            col if col.type == f.type else col.cast(f.type)
+            for col, f in zip(batch.columns, physical, strict=True)
+        ]
         return pa.RecordBatch.from_arrays(arrays, schema=physical)
 
     written: list[str] = []
     try:
         fragments = write_fragments(
-            store, reader, fields, physical,
-            version=version, max_rows_per_file=max_rows_per_file,
-            prepare=prepare, on_file=written.append,
+            store,
+            reader,
+            fields,
+            physical,
+            version=version,
+            max_rows_per_file=max_rows_per_file,
+            prepare=prepare,
+            on_file=written.append,
         )
         if base is not None and mode == "append":
             op: Append | Overwrite = Append(fragments=tuple(fragments))

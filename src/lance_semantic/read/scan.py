@@ -88,7 +88,9 @@ class FragmentReader:
         d = self.deleted()
         return self.physical_rows - (0 if d is None else len(d))
 
-    def _assemble(self, parts: list[tuple[FilePlan, pa.RecordBatch]], num_rows: int) -> pa.RecordBatch:
+    def _assemble(
+        self, parts: list[tuple[FilePlan, pa.RecordBatch]], num_rows: int
+    ) -> pa.RecordBatch:
         arrays = []
         for f, out in zip(self.fields, self.out_schema, strict=True):
             arr = None
@@ -141,7 +143,11 @@ class FragmentReader:
             parts = []
             for reader, plan, cols in self._plans:
                 got = list(reader.read(cols, start, count, count))
-                batch = got[0] if len(got) == 1 else pa.Table.from_batches(got).combine_chunks().to_batches()[0]
+                batch = (
+                    got[0]
+                    if len(got) == 1
+                    else pa.Table.from_batches(got).combine_chunks().to_batches()[0]
+                )
                 parts.append((plan, batch))
             yield start, self._assemble(parts, count)
 

@@ -25,7 +25,9 @@ def read_deleted_rows(
     store: ObjectStore, fragment_id: int, read_version: int, file_id: int, bitmap: bool
 ) -> np.ndarray:
     """The deleted row offsets (sorted, uint32) of one deletion file."""
-    data = store.get(f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}")
+    data = store.get(
+        f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}"
+    )
     if bitmap:
         return np.asarray(BitMap.deserialize(data).to_array(), dtype=np.uint32)
     table = ipc.open_file(pa.py_buffer(data)).read_all()
@@ -48,5 +50,7 @@ def write_deleted_rows(
         with ipc.new_file(sink, _SCHEMA, options=options) as w:
             w.write_batch(pa.record_batch([pa.array(rows, pa.uint32())], schema=_SCHEMA))
         data = sink.getvalue().to_pybytes()
-    store.put(f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}", data)
+    store.put(
+        f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}", data
+    )
     return bitmap

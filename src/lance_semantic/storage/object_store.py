@@ -79,7 +79,9 @@ class LocalObjectStore:
     def list(self, prefix: str) -> list[str]:
         """Names of the entries directly under the directory ``prefix`` (empty if missing)."""
         try:
-            return sorted(n for n in os.listdir(self.local_path(prefix)) if not n.startswith(".tmp-"))
+            return sorted(
+                n for n in os.listdir(self.local_path(prefix)) if not n.startswith(".tmp-")
+            )
         except (FileNotFoundError, NotADirectoryError):
             return []
 

@@ -88,4 +88,3 @@ def transaction_file_name(read_version: int, txn_uuid: str) -> str:
 
 def deletion_file_name(fragment_id: int, read_version: int, file_id: int, bitmap: bool) -> str:
     return f"{fragment_id}-{read_version}-{file_id}.{'bin' if bitmap else 'arrow'}"
-

@@ -38,7 +38,11 @@ def coerce_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchR
         reader = pa.RecordBatchReader.from_stream(data)
     elif type(data).__module__.startswith("pandas"):
         reader = pa.Table.from_pandas(data, preserve_index=False).to_reader()
-    elif isinstance(data, (list, tuple)) and data and all(isinstance(b, pa.RecordBatch) for b in data):
+    elif (
+        isinstance(data, (list, tuple))
+        and data
+        and all(isinstance(b, pa.RecordBatch) for b in data)
+    ):
         reader = pa.RecordBatchReader.from_batches(data[0].schema, data)
     elif isinstance(data, Iterable) and schema is not None:
         reader = pa.RecordBatchReader.from_batches(schema, iter(data))
