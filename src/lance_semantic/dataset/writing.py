@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 
 from ..commit.committer import commit, latest_version, load_manifest
-from ..errors import DatasetExistsError, NotSupportedYetError
+from ..errors import DatasetExistsError, NotSupportedYetError, SchemaMismatchError
 from ..manifest.model import Append, Manifest, Overwrite
 from ..schema.arrow import schema_from_arrow, schema_to_arrow
 from ..schema.compatibility import match_input_fields
@@ -87,7 +87,7 @@ def write_dataset(
 
     if base is not None and mode == "append":
         table = base.schema
-        fields = list(match_input_fields(table, reader.schema))
+        fields = list(match_input_fields(table, reader.schema, allow_missing_nullable=True))
         version = base.data_storage_version
     else:
         table = schema_from_arrow(reader.schema)
@@ -98,7 +98,15 @@ def write_dataset(
         check_storage_version_support(fields, parse_storage_version(version))
     physical = schema_to_arrow(TableSchema.of(fields, table.metadata))
 
+    required = [f for f in fields if not f.nullable]
+
     def prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
+        for f in required:
+            if batch.column(f.name).null_count:
+                raise SchemaMismatchError(
+                    f.path, f"{f.logical_type} not null", f"{f.logical_type} with nulls",
+                    "nulls in a non-nullable field",
+                )
         if batch.schema.equals(physical):
             return batch
         arrays = [

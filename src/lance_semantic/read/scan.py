@@ -20,7 +20,7 @@ from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
 from .plan import FilePlan, plan_data_file
 
-__all__ = ["FragmentReader", "deleted_rows"]
+__all__ = ["FragmentReader", "conform", "deleted_rows"]
 
 
 def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
@@ -99,11 +99,7 @@ class FragmentReader:
                 if name is not None:
                     arr = batch.column(name)
                     break
-            if arr is None:
-                arr = pa.nulls(num_rows, out.type)
-            elif arr.type != out.type:
-                arr = arr.cast(out.type)
-            arrays.append(arr)
+            arrays.append(pa.nulls(num_rows, out.type) if arr is None else conform(arr, out.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.out_schema)
 
     def batches(self, batch_size: int) -> Iterator[pa.RecordBatch]:
@@ -169,6 +165,23 @@ class FragmentReader:
             batch = table.combine_chunks().to_batches()
             parts.append((plan, batch[0] if batch else _empty(table.schema)))
         return self._assemble(parts, len(rows))
+
+
+def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` as ``target``: struct members missing from the file (a fragment appended with
+    a subset of nested fields) read as nulls; other differences are lossless casts."""
+    if arr.type == target:
+        return arr
+    if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
+        names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
+        children = [
+            conform(arr.field(f.name), f.type) if f.name in names else pa.nulls(len(arr), f.type)
+            for f in target
+        ]
+        return pa.StructArray.from_arrays(
+            children, fields=list(target), mask=arr.is_null() if arr.null_count else None
+        )
+    return arr.cast(target)
 
 
 def _empty(schema: pa.Schema) -> pa.RecordBatch:
