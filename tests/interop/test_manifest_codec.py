@@ -15,10 +15,9 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+import lance
 import pyarrow as pa
 import pytest
-
-lance = pytest.importorskip("lance")
 
 from lance_semantic.manifest import flags  # noqa: E402
 from lance_semantic.manifest.codec import (  # noqa: E402
