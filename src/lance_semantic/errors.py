@@ -59,7 +59,7 @@ class NotSupportedYetError(LanceSemanticError, NotImplementedError):
 
     def __init__(self, feature: str) -> None:
         self.feature = feature
-        super().__init__(f"{feature} is not supported yet by lance-semantic")
+        super().__init__(f"not supported yet by lance-semantic: {feature}")
 
 
 class DatasetNotFoundError(ManifestError, FileNotFoundError):
