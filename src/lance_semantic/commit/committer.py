@@ -77,6 +77,7 @@ def commit(
     *,
     properties: Mapping[str, str] | None = None,
     data_format: tuple[str, str] | None = None,
+    add_flags: int = 0,
     max_retries: int = MAX_RETRIES,
 ) -> Manifest:
     """Commit ``operation`` read at ``base`` (None: create) and return the new manifest.
@@ -104,7 +105,8 @@ def commit(
     for _attempt in range(max_retries):
         version = (current.version if current is not None else 0) + 1
         manifest = apply_transaction(
-            current, txn, version=version, restored=restored, data_format=data_format
+            current, txn, version=version, restored=restored, data_format=data_format,
+            add_flags=add_flags,
         )
         data = encode_manifest_file(manifest, txn)
         if store.put_if_absent(

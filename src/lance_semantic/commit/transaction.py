@@ -56,11 +56,14 @@ def apply_transaction(
     version: int,
     restored: Manifest | None = None,
     data_format: tuple[str, str] | None = None,
+    add_flags: int = 0,
 ) -> Manifest:
     """The manifest of ``version`` obtained by applying ``txn`` on ``base``.
 
     ``restored`` is the manifest of the version named by a :class:`Restore` operation;
-    ``data_format`` the storage format of a table that an :class:`Overwrite` (re)creates.
+    ``data_format`` the storage format of a table that an :class:`Overwrite` (re)creates;
+    ``add_flags`` feature bits to set in both reader and writer flags (they are then carried
+    by every later commit, e.g. ``FLAG_SEMANTIC_TYPES``).
     """
     if isinstance(txn.operation, Restore):
         if restored is None or base is None:
@@ -83,8 +86,8 @@ def apply_transaction(
         high, prev_high, nxt.max_fragment_id if nxt.max_fragment_id is not None else -1
     )
     reader, writer = flags.next_flags(
-        base.reader_feature_flags if base else 0,
-        base.writer_feature_flags if base else 0,
+        (base.reader_feature_flags if base else 0) | add_flags,
+        (base.writer_feature_flags if base else 0) | add_flags,
         nxt,
     )
     return replace(

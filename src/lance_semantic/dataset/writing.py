@@ -107,7 +107,7 @@ def write_dataset(
                     f.path, f"{f.logical_type} not null", f"{f.logical_type} with nulls",
                     "nulls in a non-nullable field",
                 )
-        if batch.schema.equals(physical):
+        if batch.schema.equals(physical, check_metadata=True):
             return batch
         arrays = [
             col if col.type == f.type else col.cast(f.type)
@@ -119,12 +119,10 @@ def write_dataset(
     try:
         fragments = write_fragments(
             store,
-            reader,
+            (prepare(b) for b in reader),
             fields,
-            physical,
             version=version,
             max_rows_per_file=max_rows_per_file,
-            prepare=prepare,
             on_file=written.append,
         )
         if base is not None and mode == "append":

@@ -17,7 +17,7 @@ from lance.file import LanceFileReader, LanceFileWriter
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
-__all__ = ["WrittenFile", "write_data_file", "DataFileReader"]
+__all__ = ["WrittenFile", "DataFileWriter", "write_data_file", "DataFileReader"]
 
 #: data storage versions whose files pylance 14 writes through the file API
 WRITABLE_VERSIONS = ("2.0", "2.1", "2.2", "2.3")
@@ -31,6 +31,29 @@ class WrittenFile:
     schema: pa.Schema
 
 
+class DataFileWriter:
+    """One data file being written: every batch must have exactly ``schema``."""
+
+    def __init__(self, store: ObjectStore, name: str, schema: pa.Schema, version: str) -> None:
+        self.name = name
+        self.schema = schema
+        self.num_rows = 0
+        self._store = store
+        path = store.local_path(f"{DATA_DIR}/{name}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self._writer = LanceFileWriter(path, schema, version=version)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._writer.write_batch(batch)
+        self.num_rows += batch.num_rows
+
+    def close(self) -> WrittenFile:
+        self._writer.close()
+        return WrittenFile(
+            self.name, self.num_rows, self._store.size(f"{DATA_DIR}/{self.name}"), self.schema
+        )
+
+
 def write_data_file(
     store: ObjectStore,
     name: str,
@@ -39,17 +62,13 @@ def write_data_file(
     version: str,
 ) -> WrittenFile:
     """Write ``batches`` (all exactly ``schema``) to ``data/<name>`` as a ``version`` file."""
-    path = store.local_path(f"{DATA_DIR}/{name}")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    writer = LanceFileWriter(path, schema, version=version)
-    rows = 0
+    writer = DataFileWriter(store, name, schema, version)
     try:
         for batch in batches:
-            writer.write_batch(batch)
-            rows += batch.num_rows
+            writer.write(batch)
     finally:
-        writer.close()
-    return WrittenFile(name, rows, store.size(f"{DATA_DIR}/{name}"), schema)
+        written = writer.close()
+    return written
 
 
 class DataFileReader:

@@ -13,7 +13,7 @@ import pyarrow as pa
 from ..manifest.model import DataFile, Fragment
 from ..schema.datafile import data_file_field_ids
 from ..schema.field import Field
-from ..storage.datafile import write_data_file
+from ..storage.datafile import DataFileWriter
 from ..storage.object_store import ObjectStore
 from ..storage.paths import new_data_file_name
 
@@ -67,68 +67,34 @@ def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa
     yield from rest
 
 
-def _split(reader: pa.RecordBatchReader, max_rows: int) -> Iterator[Iterator[pa.RecordBatch]]:
-    """Group the stream into runs of at most ``max_rows`` rows, lazily."""
-    pending: list[pa.RecordBatch] = []
-    batches = iter(reader)
-
-    def one_file() -> Iterator[pa.RecordBatch]:
-        rows = 0
-        while rows < max_rows:
-            b = pending.pop() if pending else next(batches, None)
-            if b is None:
-                return
-            if b.num_rows == 0:
-                continue
-            room = max_rows - rows
-            if b.num_rows > room:
-                pending.append(b.slice(room))
-                b = b.slice(0, room)
-            rows += b.num_rows
-            yield b
-
-    while True:
-        first = pending.pop() if pending else next(batches, None)
-        while first is not None and first.num_rows == 0:
-            first = next(batches, None)
-        if first is None:
-            return
-        pending.append(first)
-        yield one_file()
-
-
 def write_fragments(
     store: ObjectStore,
-    reader: pa.RecordBatchReader,
+    batches: Iterable[pa.RecordBatch],
     fields: Sequence[Field],
-    physical_schema: pa.Schema,
     *,
     version: str,
     max_rows_per_file: int,
-    prepare: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
     on_file: Callable[[str], None] | None = None,
 ) -> list[Fragment]:
-    """Write the stream as fragments (ids 0.. — assigned for real at commit).
+    """Write physical batches as fragments (ids 0.. — assigned for real at commit).
 
-    ``fields`` are the table's top-level fields in the input's column order and
-    ``physical_schema`` is the exact Arrow schema of every batch handed to the encoder
-    (after ``prepare``). ``on_file`` sees each data file name as soon as it exists, so a
-    failed write can report or clean what it left behind.
+    Each batch is already in its exact physical layout (the write boundary made it so) and
+    its schema becomes the data file's schema. A new data file starts when the current one
+    reaches ``max_rows_per_file`` rows or when a batch's physical schema differs (each data
+    file may hold a different layout). ``fields`` are the table's top-level fields in the
+    input's shape, for ``DataFile.fields``. ``on_file`` sees each data file name as soon as
+    it exists, so a failed write can remove what it left behind.
     """
     major, minor = parse_storage_version(version)
     ids, column_indices = data_file_field_ids(fields, (major, minor))
     fragments: list[Fragment] = []
-    for run in _split(reader, max_rows_per_file):
-        name = new_data_file_name()
-        if on_file is not None:
-            on_file(name)
-        batches = run if prepare is None else (prepare(b) for b in run)
-        written = write_data_file(store, name, physical_schema, batches, version)
-        if written.num_rows == 0:
-            store.delete(f"data/{name}")
-            continue
+    writer: DataFileWriter | None = None
+
+    def finish() -> None:
+        assert writer is not None
+        written = writer.close()
         data_file = DataFile(
-            path=name,
+            path=written.name,
             fields=tuple(ids),
             column_indices=tuple(column_indices),
             file_major_version=major,
@@ -136,4 +102,23 @@ def write_fragments(
             file_size_bytes=written.size_bytes,
         )
         fragments.append(Fragment(id=0, files=(data_file,), physical_rows=written.num_rows))
+
+    for batch in batches:
+        while batch.num_rows:
+            if writer is not None and (
+                writer.num_rows >= max_rows_per_file
+                or not batch.schema.equals(writer.schema, check_metadata=True)
+            ):
+                finish()
+                writer = None
+            if writer is None:
+                name = new_data_file_name()
+                if on_file is not None:
+                    on_file(name)
+                writer = DataFileWriter(store, name, batch.schema, version)
+            room = max_rows_per_file - writer.num_rows
+            writer.write(batch.slice(0, room) if batch.num_rows > room else batch)
+            batch = batch.slice(room) if batch.num_rows > room else batch.slice(0, 0)
+    if writer is not None:
+        finish()
     return fragments
