@@ -1,0 +1,190 @@
+"""The Arrow side of the unchanged types and the legacy Arrow-mapped names (layer L1).
+
+Spec "Data Files and the Physical Schema": a data file records its exact physical layout with
+the existing Arrow-mapped strings (``large_string``, ``dict:string:int16:false``,
+``decimal:128:10:2`` ...; facts §5). This module maps unchanged primitive types to their one
+Arrow type and names any Arrow layout in that vocabulary, for error messages and for
+fixed-size-list element strings. The policy tables live in :mod:`.layouts`.
+
+>>> layout_name(arrow_type_of_primitive(Primitive.timestamp("us", "UTC")))
+'timestamp:us:UTC'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+import pyarrow as pa
+import pyarrow.types as pat
+
+from lance_semantic.types.semantic import Primitive
+
+__all__ = [
+    "EXTENSION_NAME_KEY",
+    "BFLOAT16",
+    "INTEGER_TYPES",
+    "PRIMITIVE_ARROW_TYPES",
+    "arrow_type_of_primitive",
+    "layout_name",
+    "fsl_element_name",
+]
+
+EXTENSION_NAME_KEY = b"ARROW:extension:name"
+BFLOAT16 = "lance.bfloat16"
+
+#: the integer Arrow types by logical_type spelling (int8…int64, uint8…uint64)
+INTEGER_TYPES: Mapping[str, pa.DataType] = MappingProxyType(
+    {f"{s}int{b}": getattr(pa, f"{s}int{b}")() for s in ("", "u") for b in (8, 16, 32, 64)}
+)
+
+#: the unchanged primitive types without parameters (semantic.PRIMITIVE_NAMES) -> Arrow type
+PRIMITIVE_ARROW_TYPES: Mapping[str, pa.DataType] = MappingProxyType(
+    {
+        "null": pa.null(),
+        "bool": pa.bool_(),
+        **INTEGER_TYPES,
+        "halffloat": pa.float16(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "date32:day": pa.date32(),
+        "date64:ms": pa.date64(),
+        **{f"time32:{u}": pa.time32(u) for u in ("s", "ms")},
+        **{f"time64:{u}": pa.time64(u) for u in ("us", "ns")},
+        **{f"duration:{u}": pa.duration(u) for u in ("s", "ms", "us", "ns")},
+    }
+)
+
+
+def _timestamp(rest: str) -> pa.DataType:
+    unit, _, tz = rest.partition(":")
+    return pa.timestamp(unit, None if tz == "-" else tz)
+
+
+#: parameterized primitives: head word -> Arrow type from the rest of the name
+_PRIMITIVE_PARAMETRIC: Mapping[str, Callable[[str], pa.DataType]] = MappingProxyType(
+    {"timestamp": _timestamp, "fixed_size_binary": lambda rest: pa.binary(int(rest))}
+)
+
+
+def arrow_type_of_primitive(t: Primitive) -> pa.DataType:
+    """The one Arrow type of an unchanged primitive type.
+
+    Examples
+    --------
+    >>> arrow_type_of_primitive(Primitive("halffloat"))
+    DataType(halffloat)
+    >>> arrow_type_of_primitive(Primitive.timestamp("ns", "America/New_York"))
+    TimestampType(timestamp[ns, tz=America/New_York])
+    >>> arrow_type_of_primitive(Primitive.fixed_size_binary(16))
+    FixedSizeBinaryType(fixed_size_binary[16])
+    """
+    leaf = PRIMITIVE_ARROW_TYPES.get(t.name)
+    if leaf is not None:
+        return leaf
+    head, _, rest = t.name.partition(":")
+    return _PRIMITIVE_PARAMETRIC[head](rest)
+
+
+_LEAF_NAMES: Mapping[pa.DataType, str] = MappingProxyType(
+    {
+        **{t: name for name, t in PRIMITIVE_ARROW_TYPES.items()},
+        pa.string(): "string",
+        pa.large_string(): "large_string",
+        pa.binary(): "binary",
+        pa.large_binary(): "large_binary",
+        # no legacy spelling (legacy stores views as their plain layouts): name them apart
+        pa.string_view(): "string_view",
+        pa.binary_view(): "binary_view",
+    }
+)
+
+
+def _list_name(dt: pa.DataType) -> str:
+    base = "list" if pat.is_list(dt) else "large_list"
+    value = dt.value_type
+    storage = value.storage_type if isinstance(value, pa.BaseExtensionType) else value
+    return f"{base}.struct" if pat.is_struct(storage) else base
+
+
+#: parameterized layouts: pyarrow predicate -> legacy string
+_PARAMETRIC_NAMES: tuple[
+    tuple[Callable[[pa.DataType], bool], Callable[[pa.DataType], str]], ...
+] = (
+    (pat.is_timestamp, lambda t: f"timestamp:{t.unit}:{t.tz or '-'}"),
+    (pat.is_decimal128, lambda t: f"decimal:128:{t.precision}:{t.scale}"),
+    (pat.is_decimal256, lambda t: f"decimal:256:{t.precision}:{t.scale}"),
+    (pat.is_fixed_size_binary, lambda t: f"fixed_size_binary:{t.byte_width}"),
+    (pat.is_struct, lambda t: "struct"),
+    (pat.is_map, lambda t: "map"),
+    (lambda t: pat.is_list(t) or pat.is_large_list(t), _list_name),
+    (
+        pat.is_fixed_size_list,
+        lambda t: f"fixed_size_list:{fsl_element_name(t.value_field)}:{t.list_size}",
+    ),
+    (
+        pat.is_dictionary,
+        lambda t: f"dict:{layout_name(t.value_type)}:{layout_name(t.index_type)}:false",
+    ),
+)
+
+
+def layout_name(dt: pa.DataType) -> str:
+    """The legacy Arrow-mapped string of an Arrow layout, for messages and data-file schemas.
+
+    Views, which have no legacy string, are named ``string_view`` / ``binary_view``;
+    extension types ``<name><<storage>>``; types Lance cannot store fall back to ``str(dt)``.
+
+    Parameters
+    ----------
+    dt
+        Any Arrow type.
+
+    Returns
+    -------
+    str
+        E.g. ``large_string``, ``dict:string:int16:false``, ``decimal:256:10:2``.
+
+    Examples
+    --------
+    >>> layout_name(pa.large_string()), layout_name(pa.decimal256(10, 2))
+    ('large_string', 'decimal:256:10:2')
+    >>> layout_name(pa.dictionary(pa.int16(), pa.string()))
+    'dict:string:int16:false'
+    >>> layout_name(pa.list_(pa.float32(), 4)), layout_name(pa.json_())
+    ('fixed_size_list:float:4', 'arrow.json<string>')
+    """
+    if isinstance(dt, pa.BaseExtensionType):
+        return f"{dt.extension_name}<{layout_name(dt.storage_type)}>"
+    leaf = _LEAF_NAMES.get(dt)
+    if leaf is not None:
+        return leaf
+    for matches, name in _PARAMETRIC_NAMES:
+        if matches(dt):
+            return name(dt)
+    return str(dt)
+
+
+def fsl_element_name(item: pa.Field) -> str:
+    """The element string of a fixed_size_list's item field, as pylance writes it.
+
+    Examples
+    --------
+    >>> fsl_element_name(pa.field("item", pa.decimal128(5, 2)))
+    'decimal:128:5:2'
+    >>> meta = {"ARROW:extension:name": "lance.bfloat16"}
+    >>> fsl_element_name(pa.field("item", pa.binary(2), metadata=meta))
+    'lance.bfloat16'
+    """
+    dt = item.type
+    metadata = item.metadata or {}
+    extension = metadata.get(EXTENSION_NAME_KEY)
+    if isinstance(dt, pa.BaseExtensionType):
+        if dt.extension_name == BFLOAT16 and dt.storage_type == pa.binary(2):
+            return BFLOAT16
+    elif extension is not None:
+        # an unregistered extension travels as item metadata over its storage
+        if extension == BFLOAT16.encode() and dt == pa.binary(2):
+            return BFLOAT16
+        return f"{extension.decode(errors='replace')}<{layout_name(dt)}>"
+    return layout_name(dt)
