@@ -16,15 +16,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..commit.committer import commit, list_versions, load_manifest
-from ..errors import NotSupportedYetError, ReadError
+from ..errors import ReadError
 from ..manifest import flags
 from ..manifest.model import Manifest, Restore
+from ..read.output import output_schema
 from ..read.scan import FragmentReader
-from ..schema.arrow import schema_to_arrow
 from ..schema.field import TableSchema
 from ..storage.object_store import ObjectStore, open_store
 from .fragment import LanceFragment
-from .scan import plan_scan, run_scan, take_rows
+from .scan import ScanPlan, plan_scan, run_scan, take_rows
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
 
@@ -99,8 +99,8 @@ class Dataset:
 
     @property
     def schema(self) -> pa.Schema:
-        """The Arrow schema reads return."""
-        return schema_to_arrow(self._manifest.schema)
+        """The Arrow schema reads return (output encodings applied on flagged tables)."""
+        return output_schema(self._manifest.schema, flagged=self.semantic_types)
 
     @property
     def manifest(self) -> Manifest:
@@ -164,8 +164,7 @@ class Dataset:
         fragments: Sequence[LanceFragment] | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Stream the rows as record batches of at most ``batch_size`` rows."""
-        self._no_encodings(output_encodings)
-        plan = plan_scan(self.semantic_schema, columns, filter)
+        plan = self._plan(columns, filter, output_encodings)
         frags = self._manifest.fragments if fragments is None else [f._fragment for f in fragments]
         return run_scan(
             self._store,
@@ -187,8 +186,7 @@ class Dataset:
         batch_size: int | None = None,
     ) -> pa.Table:
         """Read the rows into one table."""
-        self._no_encodings(output_encodings)
-        plan = plan_scan(self.semantic_schema, columns, filter)
+        plan = self._plan(columns, filter, output_encodings)
         batches = run_scan(
             self._store,
             self.semantic_schema,
@@ -208,11 +206,10 @@ class Dataset:
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
         """Rows at ``indices`` (offsets among the live rows, in the order given)."""
-        self._no_encodings(output_encodings)
         idx = np.asarray(
             indices.to_numpy() if isinstance(indices, pa.Array) else indices, dtype=np.int64
         )
-        plan = plan_scan(self.semantic_schema, columns, None)
+        plan = self._plan(columns, None, output_encodings)
         readers = [
             FragmentReader(self._store, self.semantic_schema, f, plan.top_fields, plan.read_schema)
             for f in self._manifest.fragments
@@ -225,9 +222,19 @@ class Dataset:
             raise ReadError(f"take index {bad} is out of range for {total} rows")
         return take_rows(readers, starts[:-1].tolist(), idx, plan)
 
-    def _no_encodings(self, output_encodings: Mapping[str, str] | None) -> None:
-        if output_encodings:
-            raise NotSupportedYetError("output_encodings (per-request output layouts)")
+    def _plan(
+        self,
+        columns: Sequence[str] | None,
+        filter: Filter | None,
+        output_encodings: Mapping[str, str] | None,
+    ) -> ScanPlan:
+        return plan_scan(
+            self.semantic_schema,
+            columns,
+            filter,
+            flagged=self.semantic_types,
+            output_encodings=output_encodings,
+        )
 
     # ---- writes ---------------------------------------------------------------------------
     def insert(

@@ -74,11 +74,10 @@ class LanceFragment:
     ) -> pa.Table:
         """Rows at offsets among this fragment's live rows."""
         from ..read.scan import FragmentReader
-        from .scan import plan_scan, take_rows
+        from .scan import take_rows
 
         ds = self._ds
-        ds._no_encodings(output_encodings)
-        plan = plan_scan(ds.semantic_schema, columns, None)
+        plan = ds._plan(columns, None, output_encodings)
         reader = FragmentReader(
             ds._store, ds.semantic_schema, self._fragment, plan.top_fields, plan.read_schema
         )

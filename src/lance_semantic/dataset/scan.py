@@ -8,7 +8,7 @@ Filters are SQL strings in Lance's dialect, evaluated per batch by DataFusion, o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,8 +17,8 @@ import pyarrow.compute as pc
 
 from ..errors import ReadError
 from ..manifest.model import Fragment
+from ..read.output import check_override_paths, output_schema
 from ..read.scan import FragmentReader
-from ..schema.arrow import schema_to_arrow
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
 
@@ -88,7 +88,12 @@ class ScanPlan:
 
 
 def plan_scan(
-    table: TableSchema, columns: Sequence[str] | None, filter: str | pc.Expression | None
+    table: TableSchema,
+    columns: Sequence[str] | None,
+    filter: str | pc.Expression | None,
+    *,
+    flagged: bool = False,
+    output_encodings: Mapping[str, str] | None = None,
 ) -> ScanPlan:
     predicate = Predicate(filter, table) if filter is not None else None
     if columns is None:
@@ -106,15 +111,17 @@ def plan_scan(
         if name not in needed:
             needed.append(name)
     sub = table.select(needed)
-    read_schema = schema_to_arrow(sub)
+    if output_encodings:
+        check_override_paths(table, output_encodings)
+    read_schema = output_schema(sub, flagged=flagged, overrides=output_encodings)
     out_fields = []
     for name, parts in outputs:
         f = read_schema.field(parts[0])
         for p in parts[1:]:
             f = f.type.field(p)
         out_fields.append(f.with_name(name))
-    output_schema = pa.schema(out_fields, metadata=read_schema.metadata)
-    return ScanPlan(sub.fields, read_schema, tuple(outputs), output_schema, predicate)
+    out_schema = pa.schema(out_fields, metadata=read_schema.metadata)
+    return ScanPlan(sub.fields, read_schema, tuple(outputs), out_schema, predicate)
 
 
 def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:

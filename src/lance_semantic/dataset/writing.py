@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
 from ..commit.committer import commit, latest_version, load_manifest
-from ..errors import DatasetExistsError, NotSupportedYetError, SchemaMismatchError
+from ..errors import DatasetExistsError, NotSupportedYetError
+from ..manifest.flags import FLAG_SEMANTIC_TYPES
 from ..manifest.model import Append, Manifest, Overwrite
 from ..schema.arrow import schema_from_arrow, schema_to_arrow
 from ..schema.compatibility import match_input_fields
 from ..schema.datafile import check_storage_version_support
 from ..schema.field import TableSchema
+from ..schema.semantic import canonicalize_created
 from ..storage.datafile import WRITABLE_VERSIONS
 from ..storage.object_store import ObjectStore, open_store
+from ..write.boundary import bind_input, legacy_physical, to_physical
 from ..write.fragments import coerce_reader, parse_storage_version, write_fragments
 
 if TYPE_CHECKING:
@@ -76,8 +79,6 @@ def write_dataset(
         raise ValueError(f"mode must be 'create', 'append' or 'overwrite', not {mode!r}")
     if max_rows_per_file <= 0:
         raise ValueError("max_rows_per_file must be positive")
-    if semantic_types:
-        raise NotSupportedYetError("semantic_types=True (FLAG_SEMANTIC_TYPES tables)")
     store = uri if not isinstance(uri, str) else open_store(uri, storage_options)
     display_uri = _uri or (uri if isinstance(uri, str) else store.root)
     reader = coerce_reader(data, schema)
@@ -85,51 +86,62 @@ def write_dataset(
     if base is not None and mode == "create":
         raise DatasetExistsError(display_uri)
 
-    if base is not None and mode == "append":
+    appending = base is not None and mode == "append"
+    was_flagged = base is not None and bool(base.reader_feature_flags & FLAG_SEMANTIC_TYPES)
+    if appending:
+        assert base is not None
         table = base.schema
-        fields = list(match_input_fields(table, reader.schema, allow_missing_nullable=True))
         version = base.data_storage_version
+        flagged = was_flagged
     else:
-        table = schema_from_arrow(reader.schema)
         version = _storage_version(data_storage_version)
         if base is not None and data_storage_version is None:
             version = base.data_storage_version
-        fields = list(table.fields)
-        check_storage_version_support(fields, parse_storage_version(version))
-    physical = schema_to_arrow(TableSchema.of(fields, table.metadata))
+        # enablement: 2.3+ sets the flag unless opted out; True opts in on any version; a
+        # flagged table stays flagged (the flag is sticky)
+        flagged = was_flagged or (
+            semantic_types
+            if semantic_types is not None
+            else parse_storage_version(version) >= (2, 3)
+        )
+        legacy = schema_from_arrow(reader.schema)
+        check_storage_version_support(legacy.fields, parse_storage_version(version))
+        table = canonicalize_created(legacy, reader.schema) if flagged else legacy
 
-    required = [f for f in fields if not f.nullable]
-
-    def prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
-        for f in required:
-            if batch.column(f.name).null_count:
-                raise SchemaMismatchError(
-                    f.path, f"{f.logical_type} not null", f"{f.logical_type} with nulls",
-                    "nulls in a non-nullable field",
-                )
-        if batch.schema.equals(physical, check_metadata=True):
-            return batch
-        arrays = [
-            col if col.type == f.type else col.cast(f.type)
-            for col, f in zip(batch.columns, physical, strict=True)
-        ]
-        return pa.RecordBatch.from_arrays(arrays, schema=physical)
+    if flagged:
+        fields = bind_input(table.fields, reader.schema)
+        batches: Iterator[pa.RecordBatch] = (to_physical(b, fields) for b in reader)
+    else:
+        fields = (
+            match_input_fields(table, reader.schema, allow_missing_nullable=True)
+            if appending
+            else table.fields
+        )
+        batches = legacy_physical(
+            reader, fields, schema_to_arrow(TableSchema.of(fields, table.metadata))
+        )
 
     written: list[str] = []
     try:
         fragments = write_fragments(
             store,
-            (prepare(b) for b in reader),
+            batches,
             fields,
             version=version,
             max_rows_per_file=max_rows_per_file,
             on_file=written.append,
         )
-        if base is not None and mode == "append":
+        if appending:
             op: Append | Overwrite = Append(fragments=tuple(fragments))
         else:
             op = Overwrite(fragments=tuple(fragments), schema=table)
-        manifest = commit(store, base, op, data_format=("lance", version))
+        manifest = commit(
+            store,
+            base,
+            op,
+            data_format=("lance", version),
+            add_flags=FLAG_SEMANTIC_TYPES if flagged else 0,
+        )
     except BaseException:
         for name in written:
             store.delete(f"data/{name}")

@@ -20,7 +20,9 @@ EMPTY_METADATA: Mapping[str, bytes] = MappingProxyType({})
 ENCODING = {"NONE": 0, "PLAIN": 1, "VAR_BINARY": 2, "DICTIONARY": 3, "RLE": 4}
 
 
-def freeze_metadata(metadata: Mapping[str | bytes, str | bytes] | None) -> Mapping[str, bytes]:
+def freeze_metadata(
+    metadata: Mapping[str, bytes] | Mapping[str, str] | Mapping[bytes, bytes] | None,
+) -> Mapping[str, bytes]:
     """Return ``metadata`` as an immutable ``str -> bytes`` mapping (byte values kept as is)."""
     if not metadata:
         return EMPTY_METADATA

@@ -1,0 +1,132 @@
+"""Fields as semantic types: what a table schema's ``logical_type`` means on a table with
+``FLAG_SEMANTIC_TYPES`` (layer L2; spec "Semantic Types", "Output Encoding",
+"Compatibility and Migration").
+
+On flagged tables the table schema holds canonical names only (``string``, ``list``,
+``decimal:10:2`` …). A legacy alias found there (``large_string``) is still read as its
+canonical type plus the output encoding it implies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+import pyarrow as pa
+
+from ..types.layouts import (
+    default_output_encoding,
+    encoding_of_layout,
+    is_known_output_encoding,
+)
+from ..types.logical_type import parse_any_logical_type
+from ..types.semantic import BLOB, JSON, SemanticType
+from .field import ENCODING, Field, TableSchema, freeze_metadata
+
+__all__ = [
+    "OUTPUT_ENCODING_KEY",
+    "semantic_type_of",
+    "implied_output_encoding",
+    "field_output_encoding",
+    "canonicalize_created",
+    "is_representation_only",
+    "strip_output_metadata",
+]
+
+OUTPUT_ENCODING_KEY = "lance-schema:output-encoding"
+_BLOB_V1_KEY = "lance-encoding:blob"
+_EXT_NAME_KEY = "ARROW:extension:name"
+
+
+def _is_blob(field: Field) -> bool:
+    ext = field.extension_name or (field.metadata.get(_EXT_NAME_KEY, b"").decode() or None)
+    return ext == "lance.blob.v2" or _BLOB_V1_KEY in field.metadata
+
+
+def semantic_type_of(field: Field) -> SemanticType:
+    """The semantic type a field's ``logical_type`` (and blob markers) name."""
+    if _is_blob(field):
+        return BLOB
+    if field.logical_type == "json":
+        return JSON
+    return parse_any_logical_type(field.logical_type)[0]
+
+
+def implied_output_encoding(field: Field) -> str | None:
+    """The output encoding a legacy alias implies (``large_string`` -> ``large_utf8``)."""
+    if _is_blob(field) or field.logical_type == "json":
+        return None
+    return parse_any_logical_type(field.logical_type)[1]
+
+
+def field_output_encoding(field: Field) -> str | None:
+    """The output encoding a read of ``field`` returns without a request override.
+
+    The field's ``lance-schema:output-encoding`` entry when it is one this library can
+    produce for the field's type, else the encoding a legacy alias implies, else the type's
+    default. An unknown entry is ignored (spec: the output encoding is advisory).
+    """
+    st = semantic_type_of(field)
+    raw = field.metadata.get(OUTPUT_ENCODING_KEY)
+    if raw is not None:
+        entry = raw.decode("utf-8", "replace")
+        if is_known_output_encoding(st, entry):
+            return entry
+    return implied_output_encoding(field) or default_output_encoding(st)
+
+
+def is_representation_only(st: SemanticType) -> bool:
+    return st.kind == "representation"
+
+
+def _canonical_field(field: Field, arrow_field: pa.Field) -> Field:
+    st, _implied = parse_any_logical_type(field.logical_type)
+    children_arrow = _arrow_children(arrow_field.type)
+    children = tuple(
+        _canonical_field(c, a) for c, a in zip(field.children, children_arrow, strict=True)
+    )
+    if not is_representation_only(st):
+        return replace(field, children=children)
+    metadata = dict(field.metadata)
+    layout = encoding_of_layout(st, arrow_field.type)
+    if layout is not None and layout != default_output_encoding(st):
+        metadata[OUTPUT_ENCODING_KEY] = layout.encode()
+    return replace(
+        field,
+        logical_type=str(st),
+        metadata=freeze_metadata(metadata),
+        children=children,
+        dictionary=None,  # a dictionary is a layout of string / binary values, not a type
+        encoding=ENCODING["VAR_BINARY"] if field.dictionary is not None else field.encoding,
+    )
+
+
+def _arrow_children(dt: pa.DataType) -> list[pa.Field]:
+    if isinstance(dt, pa.ExtensionType):
+        dt = dt.storage_type
+    if pa.types.is_struct(dt):
+        return [dt.field(i) for i in range(dt.num_fields)]
+    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_list_view(dt):
+        return [dt.value_field]
+    if pa.types.is_fixed_size_list(dt):
+        return [dt.value_field] if pa.types.is_struct(dt.value_type) else []
+    if pa.types.is_map(dt):
+        return [pa.field("entries", pa.struct([dt.key_field, dt.item_field]), nullable=False)]
+    return []
+
+
+def canonicalize_created(table: TableSchema, arrow_schema: pa.Schema) -> TableSchema:
+    """The schema of a new flagged table (or new columns) created from ``arrow_schema``.
+
+    ``table`` is the legacy field tree of the same schema (ids already assigned). Every
+    representation-only field gets its canonical ``logical_type``; when the input layout
+    differs from the type's default it is recorded as the field's output encoding, so a
+    LargeUtf8 input reads back as LargeUtf8 (spec "Output Encoding").
+    """
+    fields = tuple(_canonical_field(f, a) for f, a in zip(table.fields, arrow_schema, strict=True))
+    return TableSchema.of(fields, table.metadata)
+
+
+def strip_output_metadata(metadata: Mapping[str, bytes]) -> dict[str, bytes]:
+    """Field metadata without the table-level keys that only steer reads."""
+    return {k: v for k, v in metadata.items() if k != OUTPUT_ENCODING_KEY}

@@ -1,0 +1,261 @@
+"""The writer boundary of a flagged table: the one place where input data meets the table's
+semantic types (layer L4; spec "Data Files and the Physical Schema", "Contract and
+Invariants", "Failure Semantics").
+
+1. :func:`bind_input` checks, once per write and recursively through struct, list,
+   large_list, map and fixed_size_list children, that every input field's Arrow layout is an
+   accepted input for its field's semantic type. Cost: O(fields), independent of rows.
+2. :func:`to_physical` hands each batch to the encoder in its physical layout:
+   representation-only inputs pass through unchanged; a view input becomes a non-view
+   layout that holds every value (32-bit offsets when they fit, else 64-bit).
+3. :func:`check_invariant` compares every array with the data file's declared layout and
+   extension metadata just before the encoder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+
+import pyarrow as pa
+
+from ..errors import InvariantViolationError, SchemaMismatchError, UnsupportedInputTypeError
+from ..schema.field import Field
+from ..schema.semantic import semantic_type_of, strip_output_metadata
+from ..types.layouts import accepts_input, layout_name
+from ..types.semantic import MAP, STRUCT, Decimal
+
+__all__ = [
+    "bind_input",
+    "declared_field",
+    "legacy_physical",
+    "to_physical",
+    "check_invariant",
+    "OFFSET_LIMIT",
+]
+
+#: the largest byte length a 32-bit-offset (utf8 / binary) array can hold
+OFFSET_LIMIT = 2**31 - 1
+
+_EXT_NAME = "ARROW:extension:name"
+_EXT_META = "ARROW:extension:metadata"
+
+
+def _children(dt: pa.DataType) -> list[pa.Field]:
+    if pa.types.is_struct(dt):
+        return [dt.field(i) for i in range(dt.num_fields)]
+    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+        return [dt.value_field]
+    if pa.types.is_map(dt):
+        return [dt.key_field, dt.item_field]
+    return []
+
+
+def _table_extension(field: Field) -> str | None:
+    if field.extension_name:
+        return field.extension_name
+    raw = field.metadata.get(_EXT_NAME)
+    return raw.decode() if raw is not None else None
+
+
+def _bind(tf: Field, af: pa.Field, path: str) -> Field:
+    dt = af.type
+    if isinstance(dt, pa.ExtensionType):
+        table_ext = _table_extension(tf)
+        if table_ext is not None and dt.extension_name != table_ext:
+            raise SchemaMismatchError(
+                path, f"{tf.logical_type} ({table_ext})", f"extension {dt.extension_name}"
+            )
+        dt = dt.storage_type
+    st = semantic_type_of(tf)
+    if not accepts_input(st, dt):
+        if isinstance(st, Decimal) and pa.types.is_decimal(dt):
+            raise SchemaMismatchError(
+                path, str(st), f"decimal:{dt.precision}:{dt.scale}", "a different value domain"
+            )
+        raise UnsupportedInputTypeError(path, str(st), layout_name(dt))
+    kids = _children(dt)
+    if st is STRUCT:
+        by_name = {c.name: c for c in tf.children}
+        bound = []
+        for child in kids:
+            target = by_name.get(child.name)
+            if target is None:
+                raise SchemaMismatchError(f"{path}.{child.name}", "<absent>", str(child.type))
+            bound.append(_bind(target, child, f"{path}.{child.name}"))
+        _check_missing(tf.children, {c.name for c in kids}, path)
+        return replace(tf, children=tuple(bound))
+    if st is MAP:
+        entries = tf.children[0]
+        key, value = entries.children
+        bound_entries = replace(
+            entries,
+            children=(
+                _bind(key, kids[0], f"{entries.path}.{key.name}"),
+                _bind(value, kids[1], f"{entries.path}.{value.name}"),
+            ),
+        )
+        return replace(tf, children=(bound_entries,))
+    if tf.children and kids:  # list / large_list item, fixed_size_list<struct> item
+        item = tf.children[0]
+        return replace(tf, children=(_bind(item, kids[0], item.path),))
+    return tf
+
+
+def _check_missing(children: Sequence[Field], present: set[str], path: str) -> None:
+    for c in children:
+        if c.name not in present and not c.nullable:
+            raise SchemaMismatchError(
+                f"{path}.{c.name}" if path else c.name,
+                c.logical_type,
+                "<absent>",
+                "a non-nullable field is missing from the input",
+            )
+
+
+def bind_input(table_fields: Sequence[Field], input_schema: pa.Schema) -> tuple[Field, ...]:
+    """The table's fields in the input's shape, after checking every input layout.
+
+    Columns may come in any order; missing nullable columns read as null.
+
+    Raises
+    ------
+    UnsupportedInputTypeError
+        An input layout is not accepted for its field's semantic type (before any file is
+        written).
+    SchemaMismatchError
+        Different semantic parameters (``decimal:12:2`` into ``decimal:10:2``), an extra
+        column, a missing non-nullable column, or another extension name.
+    """
+    by_name = {f.name: f for f in table_fields}
+    bound = []
+    for af in input_schema:
+        tf = by_name.get(af.name)
+        if tf is None:
+            raise SchemaMismatchError(af.name, "<absent>", str(af.type), "no such column")
+        bound.append(_bind(tf, af, af.name))
+    _check_missing(table_fields, set(input_schema.names), "")
+    return tuple(bound)
+
+
+# ---- per batch -----------------------------------------------------------------------------
+
+
+def _has_view(dt: pa.DataType) -> bool:
+    if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
+        return True
+    return any(_has_view(c.type) for c in _children(dt))
+
+
+def _devew(dt: pa.DataType, large: bool) -> pa.DataType:
+    """``dt`` with every view layout replaced by its non-view equivalent."""
+    if pa.types.is_string_view(dt):
+        return pa.large_string() if large else pa.string()
+    if pa.types.is_binary_view(dt):
+        return pa.large_binary() if large else pa.binary()
+    if pa.types.is_struct(dt):
+        return pa.struct([c.with_type(_devew(c.type, large)) for c in _children(dt)])
+    if pa.types.is_list(dt):
+        return pa.list_(dt.value_field.with_type(_devew(dt.value_type, large)))
+    if pa.types.is_large_list(dt):
+        return pa.large_list(dt.value_field.with_type(_devew(dt.value_type, large)))
+    if pa.types.is_fixed_size_list(dt):
+        return pa.list_(dt.value_field.with_type(_devew(dt.value_type, large)), dt.list_size)
+    if pa.types.is_map(dt):
+        return pa.map_(
+            dt.key_field.with_type(_devew(dt.key_type, large)),
+            dt.item_field.with_type(_devew(dt.item_type, large)),
+        )
+    return dt
+
+
+def _file_metadata(tf: Field) -> dict[str, bytes] | None:
+    md = strip_output_metadata(tf.metadata)
+    ext = _table_extension(tf)
+    if ext is not None:
+        md.setdefault(_EXT_NAME, ext.encode())
+        md.setdefault(_EXT_META, b"")
+    return md or None
+
+
+def _check_no_nulls(tf: Field, arr: pa.Array) -> None:
+    if not tf.nullable and arr.null_count:
+        raise SchemaMismatchError(
+            tf.path,
+            f"{tf.logical_type} not null",
+            f"{tf.logical_type} with nulls",
+            "nulls in a non-nullable field",
+        )
+
+
+def declared_field(tf: Field, input_field: pa.Field, *, large: bool) -> pa.Field:
+    """The data file's declared layout for one input column: the input layout unchanged
+    (extension types as their storage), views as their non-view equivalents, plus the table
+    field's metadata and extension."""
+    dt = input_field.type
+    if isinstance(dt, pa.ExtensionType):
+        dt = dt.storage_type
+    return pa.field(input_field.name, _devew(dt, large), tf.nullable, metadata=_file_metadata(tf))
+
+
+def _convert(arr: pa.Array) -> tuple[pa.Array, bool]:
+    """The array in a non-view layout, and whether 64-bit offsets were needed."""
+    if isinstance(arr.type, pa.ExtensionType):
+        arr = arr.storage
+    if not _has_view(arr.type):
+        return arr, False
+    # the array's buffer bytes bound its value bytes from above: when they fit in 32-bit
+    # offsets, so does every value (and every list of them)
+    large = arr.nbytes > OFFSET_LIMIT
+    return arr.cast(_devew(arr.type, large)), large
+
+
+def to_physical(batch: pa.RecordBatch, bound: Sequence[Field]) -> pa.RecordBatch:
+    """``batch`` in the physical layout its data file declares, checked by
+    :func:`check_invariant` before it is returned."""
+    fields, arrays = [], []
+    for tf, arr, af in zip(bound, batch.columns, batch.schema, strict=True):
+        _check_no_nulls(tf, arr)
+        converted, large = _convert(arr)
+        fields.append(declared_field(tf, af, large=large))
+        arrays.append(converted)
+    declared = pa.schema(fields, metadata=batch.schema.metadata)
+    check_invariant(arrays, declared, bound)
+    return pa.RecordBatch.from_arrays(arrays, schema=declared)
+
+
+def _describe(f: pa.Field) -> tuple[str, str | None]:
+    md = f.metadata or {}
+    ext = md.get(_EXT_NAME.encode())
+    return layout_name(f.type), ext.decode() if ext is not None else None
+
+
+def check_invariant(
+    arrays: Sequence[pa.Array], declared: pa.Schema, bound: Sequence[Field]
+) -> None:
+    """Every array has exactly its declared layout, and the declared extension is the
+    table field's; otherwise :class:`InvariantViolationError` naming the field path."""
+    for arr, f, tf in zip(arrays, declared, bound, strict=True):
+        expected_ext = _table_extension(tf)
+        layout, ext = _describe(f)
+        if arr.type != f.type or ext != expected_ext:
+            raise InvariantViolationError(tf.path, layout, expected_ext, layout_name(arr.type), ext)
+
+
+def legacy_physical(
+    batches: Iterable[pa.RecordBatch], fields: Sequence[Field], physical: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """Batches of a legacy table in its one physical schema (legacy rule: the input's types
+    already equal the table's, except views, which Lance stores as their plain layouts)."""
+    required = [f for f in fields if not f.nullable]
+    for batch in batches:
+        for f in required:
+            _check_no_nulls(f, batch.column(f.name))
+        if batch.schema.equals(physical, check_metadata=True):
+            yield batch
+            continue
+        arrays = [
+            col if col.type == f.type else col.cast(f.type)
+            for col, f in zip(batch.columns, physical, strict=True)
+        ]
+        yield pa.RecordBatch.from_arrays(arrays, schema=physical)
