@@ -97,13 +97,13 @@ def write_dataset(
         version = _storage_version(data_storage_version)
         if base is not None and data_storage_version is None:
             version = base.data_storage_version
-        # enablement: 2.3+ sets the flag unless opted out; True opts in on any version; a
-        # flagged table stays flagged (the flag is sticky)
-        flagged = was_flagged or (
-            semantic_types
-            if semantic_types is not None
-            else parse_storage_version(version) >= (2, 3)
-        )
+        # enablement: a new table on 2.3+ sets the flag unless opted out; True opts in on any
+        # version; an existing table gets it only on explicit request (semantic_types=True or
+        # an explicit 2.3+ data_storage_version); a flagged table stays flagged (sticky)
+        wants = parse_storage_version(version) >= (2, 3)
+        if base is not None and data_storage_version is None:
+            wants = False
+        flagged = was_flagged or (semantic_types if semantic_types is not None else wants)
         legacy = schema_from_arrow(reader.schema)
         check_storage_version_support(legacy.fields, parse_storage_version(version))
         table = canonicalize_created(legacy, reader.schema) if flagged else legacy
