@@ -82,27 +82,33 @@ def _demo(directory: str | None) -> int:
             "point": pa.array([{"x": 1.0, "y": 2.0}, {"x": 3.0, "y": 4.0}, None]),
         }
     )
-    ds = write_dataset(table, uri, mode="overwrite")
+    # data storage 2.3: the table carries FLAG_SEMANTIC_TYPES (the Semantic Type Contract)
+    ds = write_dataset(table, uri, mode="overwrite", data_storage_version="2.3")
+    print(f"created {uri} (version {ds.version}, semantic types: {ds.semantic_types})")
+    # layouts are not types: LargeUtf8 names, a large_list of views and a dictionary append
+    more = pa.table(
+        {
+            "id": pa.array([4, 5], pa.int64()),
+            "name": pa.array(["barbara", "edsger"], pa.large_string()),
+            "tags": pa.array([["lisp"], []], pa.large_list(pa.string_view())),
+        }
+    )
+    ds.insert(more)
     ds.insert(
-        pa.table(
-            {
-                "id": pa.array([4], pa.int64()),
-                "name": ["barbara"],
-                "tags": pa.array([["lisp"]], pa.list_(pa.string())),
-                "point": pa.array([{"x": 5.0, "y": 6.0}]),
-            }
-        )
+        pa.table({"id": pa.array([6], pa.int64()), "name": pa.array(["ken"]).dictionary_encode()})
     )
-    print(f"wrote {uri}\n")
+    print("appended LargeUtf8, large_list<string_view> and dictionary data to the same columns\n")
     print(format_inspect(ds))
-    print("\nrows where id > 1:")
-    print(
-        ds.to_table(columns=["id", "name", "point.x"], filter="id > 1")
-        .to_pandas()
-        .to_string(index=False)
-        if _has_pandas()
-        else ds.to_table(filter="id > 1")
+    print("\nread back (each column in the layout it was created with):")
+    print(ds.schema)
+    print("\nrows where id > 1, name as large_utf8 by request:")
+    result = ds.to_table(
+        columns=["id", "name", "point.x"],
+        filter="id > 1",
+        output_encodings={"name": "large_utf8"},
     )
+    print(result.schema)
+    print(result.to_pandas().to_string(index=False) if _has_pandas() else result)
     return 0
 
 
