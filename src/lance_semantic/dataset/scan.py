@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +20,7 @@ import pyarrow.compute as pc
 from ..errors import ReadError
 from ..manifest.model import Fragment
 from ..read.output import check_override_paths, output_schema
-from ..read.scan import FragmentReader
+from ..read.scan import FragmentReader, empty_rows
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
 
@@ -139,8 +141,15 @@ def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:
     return parts
 
 
+@lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=8, thread_name_prefix="lance-semantic-take")
+
+
 def project(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
     """Select the plan's output columns (struct children by path) from a read batch."""
+    if not plan.outputs:  # columns=[]: keep the row count
+        return empty_rows(batch.num_rows)
     arrays = []
     for _name, parts in plan.outputs:
         arr = batch.column(parts[0])
@@ -157,14 +166,47 @@ def take_rows(
     i-th starting at ``starts[i]``), in the order given, duplicates allowed."""
     uniq, inverse = np.unique(indices, return_inverse=True)
     frag_of = np.searchsorted(np.asarray(starts), uniq, side="right") - 1
-    parts = [readers[fi].take_live(uniq[frag_of == fi] - starts[fi]) for fi in np.unique(frag_of)]
-    if not parts:
-        return plan.output_schema.empty_table()
+    groups = [(readers[fi], uniq[frag_of == fi] - starts[fi]) for fi in np.unique(frag_of)]
+    if len(groups) > 1:  # the Rust takes release the GIL: fragments proceed in parallel
+        results = list(_pool().map(lambda g: g[0].take_live(g[1]), groups))
+    else:
+        results = [reader.take_live(local) for reader, local in groups]
+    parts = [batch for batches in results for batch in batches]
     table = pa.Table.from_batches(parts, schema=plan.read_schema)
     table = table.take(pa.array(inverse.reshape(-1)))
-    return pa.Table.from_batches(
-        [project(b, plan) for b in table.combine_chunks().to_batches()], schema=plan.output_schema
-    )
+    return project_nested(table.combine_chunks(), plan)
+
+
+def _nest(
+    field: pa.Field, arr: pa.Array, paths: list[tuple[str, ...]]
+) -> tuple[pa.Field, pa.Array]:
+    if any(not p for p in paths):
+        return field, arr
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for p in paths:
+        groups.setdefault(p[0], []).append(p[1:])
+    fields, children = [], []
+    for name, sub in groups.items():
+        f, a = _nest(field.type.field(name), arr.field(name), sub)
+        fields.append(f)
+        children.append(a)
+    mask = arr.is_null() if arr.null_count else None
+    out = pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    return field.with_type(out.type), out
+
+
+def project_nested(table: pa.Table, plan: ScanPlan) -> pa.Table:
+    """The plan's columns the way pylance's ``take`` shapes them: a nested path keeps its
+    enclosing structs, holding only the selected children (``st.y`` -> ``st: struct<y>``)."""
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for _name, parts in plan.outputs:
+        groups.setdefault(parts[0], []).append(parts[1:])
+    fields, arrays = [], []
+    for top, paths in groups.items():
+        f, a = _nest(table.schema.field(top), table.column(top).combine_chunks(), paths)
+        fields.append(f)
+        arrays.append(a)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=table.schema.metadata))
 
 
 def run_scan(

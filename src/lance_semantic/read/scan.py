@@ -8,6 +8,7 @@ columns are in memory at a time.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -18,9 +19,10 @@ from ..schema.field import Field, TableSchema
 from ..storage.datafile import DataFileReader
 from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
+from .convert import Converter, convert_batch, resolve_converter
 from .plan import FilePlan, plan_data_file
 
-__all__ = ["FragmentReader", "conform", "deleted_rows"]
+__all__ = ["FragmentReader", "deleted_rows", "empty_rows"]
 
 
 def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
@@ -88,10 +90,9 @@ class FragmentReader:
         d = self.deleted()
         return self.physical_rows - (0 if d is None else len(d))
 
-    def _assemble(
-        self, parts: list[tuple[FilePlan, pa.RecordBatch]], num_rows: int
-    ) -> pa.RecordBatch:
-        arrays = []
+    def _assemble(self, parts: list[tuple[FilePlan, pa.RecordBatch]], num_rows: int) -> _Raw:
+        """The selected fields of one row range, still in their data files' layouts."""
+        arrays, converters = [], []
         for f, out in zip(self.fields, self.out_schema, strict=True):
             arr = None
             for plan, batch in parts:
@@ -99,15 +100,29 @@ class FragmentReader:
                 if name is not None:
                     arr = batch.column(name)
                     break
-            arrays.append(pa.nulls(num_rows, out.type) if arr is None else conform(arr, out.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=self.out_schema)
+            if arr is None:
+                arrays.append(pa.nulls(num_rows, out.type))
+                converters.append(resolve_converter(out.type, out.type, f.path))
+            else:
+                arrays.append(arr)
+                converters.append(resolve_converter(arr.type, out.type, f.path))
+        return _Raw(arrays, converters, num_rows)
+
+    def _convert(self, raw: _Raw, keep: np.ndarray | None = None) -> Iterator[pa.RecordBatch]:
+        if not raw.arrays:
+            yield empty_rows(raw.num_rows if keep is None else int(keep.sum()))
+            return
+        batch = pa.RecordBatch.from_arrays(raw.arrays, names=self.out_schema.names)
+        if keep is not None:
+            batch = batch.filter(pa.array(keep))
+        yield from convert_batch(batch, raw.converters, self.out_schema)
 
     def batches(self, batch_size: int) -> Iterator[pa.RecordBatch]:
         """The live rows in physical order, in batches of at most ``batch_size`` rows."""
         n = self.physical_rows
         deleted = self.deleted()
         if not self._plans:
-            stream: Iterator[tuple[int, pa.RecordBatch]] = (
+            stream: Iterator[tuple[int, _Raw]] = (
                 (s, self._assemble([], min(batch_size, n - s))) for s in range(0, n, batch_size)
             )
         elif len(self._plans) == 1:
@@ -115,25 +130,26 @@ class FragmentReader:
             stream = self._single(reader, plan, cols, n, batch_size)
         else:
             stream = self._zipped(n, batch_size)
-        for start, batch in stream:
+        for start, raw in stream:
+            keep = None
             if deleted is not None and len(deleted):
-                lo, hi = np.searchsorted(deleted, [start, start + batch.num_rows])
+                lo, hi = np.searchsorted(deleted, [start, start + raw.num_rows])
                 if hi > lo:
-                    keep = np.ones(batch.num_rows, dtype=bool)
+                    keep = np.ones(raw.num_rows, dtype=bool)
                     keep[deleted[lo:hi] - start] = False
-                    batch = batch.filter(pa.array(keep))
-            if batch.num_rows:
-                yield batch
+            for batch in self._convert(raw, keep):
+                if batch.num_rows:
+                    yield batch
 
     def _single(
         self, reader: DataFileReader, plan: FilePlan, cols: list[str], n: int, batch_size: int
-    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+    ) -> Iterator[tuple[int, _Raw]]:
         start = 0
         for b in reader.read(cols, 0, n, batch_size):
             yield start, self._assemble([(plan, b)], b.num_rows)
             start += b.num_rows
 
-    def _zipped(self, n: int, batch_size: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+    def _zipped(self, n: int, batch_size: int) -> Iterator[tuple[int, _Raw]]:
         for start in range(0, n, batch_size):
             count = min(batch_size, n - start)
             parts = []
@@ -147,7 +163,7 @@ class FragmentReader:
                 parts.append((plan, batch))
             yield start, self._assemble(parts, count)
 
-    def take_live(self, live_offsets: np.ndarray) -> pa.RecordBatch:
+    def take_live(self, live_offsets: np.ndarray) -> list[pa.RecordBatch]:
         """Rows at sorted, unique offsets among the live (not deleted) rows."""
         deleted = self.deleted()
         if deleted is not None and len(deleted):
@@ -156,32 +172,28 @@ class FragmentReader:
             live_offsets = np.flatnonzero(keep)[live_offsets]
         return self.take(live_offsets)
 
-    def take(self, physical_rows: np.ndarray) -> pa.RecordBatch:
-        """Rows at sorted, unique physical offsets."""
+    def take(self, physical_rows: np.ndarray) -> list[pa.RecordBatch]:
+        """Rows at sorted, unique physical offsets (one batch, or several when the output
+        layout cannot hold them in one)."""
         rows = physical_rows.tolist()
         parts = []
         for reader, plan, cols in self._plans:
             table = reader.take(cols, rows)
             batch = table.combine_chunks().to_batches()
             parts.append((plan, batch[0] if batch else _empty(table.schema)))
-        return self._assemble(parts, len(rows))
+        return list(self._convert(self._assemble(parts, len(rows))))
 
 
-def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """``arr`` as ``target``: struct members missing from the file (a fragment appended with
-    a subset of nested fields) read as nulls; other differences are lossless casts."""
-    if arr.type == target:
-        return arr
-    if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
-        names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
-        children = [
-            conform(arr.field(f.name), f.type) if f.name in names else pa.nulls(len(arr), f.type)
-            for f in target
-        ]
-        return pa.StructArray.from_arrays(
-            children, fields=list(target), mask=arr.is_null() if arr.null_count else None
-        )
-    return arr.cast(target)
+@dataclass(slots=True)
+class _Raw:
+    arrays: list[pa.Array]
+    converters: list[Converter]
+    num_rows: int
+
+
+def empty_rows(n: int) -> pa.RecordBatch:
+    """A batch of ``n`` rows and no columns (``count_rows`` with a filter, ``columns=[]``)."""
+    return pa.RecordBatch.from_struct_array(pa.nulls(n, pa.struct([])))
 
 
 def _empty(schema: pa.Schema) -> pa.RecordBatch:

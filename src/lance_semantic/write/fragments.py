@@ -67,6 +67,16 @@ def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa
     yield from rest
 
 
+def _unsliced(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with every column starting at offset 0: pylance 14's encoder panics on
+    sliced struct arrays ("assertion failed: end <= self.len()"), so slices are copied."""
+    if not any(c.offset for c in batch.columns):
+        return batch
+    return pa.RecordBatch.from_arrays(
+        [pa.concat_arrays([c]) if c.offset else c for c in batch.columns], schema=batch.schema
+    )
+
+
 def write_fragments(
     store: ObjectStore,
     batches: Iterable[pa.RecordBatch],
@@ -117,7 +127,7 @@ def write_fragments(
                     on_file(name)
                 writer = DataFileWriter(store, name, batch.schema, version)
             room = max_rows_per_file - writer.num_rows
-            writer.write(batch.slice(0, room) if batch.num_rows > room else batch)
+            writer.write(_unsliced(batch.slice(0, room) if batch.num_rows > room else batch))
             batch = batch.slice(room) if batch.num_rows > room else batch.slice(0, 0)
     if writer is not None:
         finish()

@@ -1,0 +1,213 @@
+"""Lossless conversion from a data file's physical layout to a field's output layout
+(layer L4; spec "Output Encoding", "Contract and Invariants: Lossless conversion", and the
+failure row "The requested output layout cannot hold a value").
+
+A converter is resolved once per (file layout, output layout) pair and applied per batch
+(the pyiceberg ``resolve_reader`` shape). Conversions never truncate: when the output
+layout cannot hold a whole batch (32-bit offsets over :data:`OFFSET_LIMIT` bytes, a
+dictionary key too narrow for the distinct values) :func:`convert_batch` emits smaller
+batches; when it cannot hold a single value it raises :class:`OutputEncodingOverflowError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import OutputEncodingOverflowError
+
+__all__ = ["OFFSET_LIMIT", "Converter", "resolve_converter", "convert_batch", "DoesNotFit"]
+
+#: the most value bytes (and list items) a 32-bit-offset array holds; tests may lower it
+OFFSET_LIMIT = 2**31 - 1
+
+Converter = Callable[[pa.Array], pa.Array]
+
+
+class DoesNotFit(Exception):
+    """A batch is too big for the output layout; ``value_size`` is its largest value."""
+
+    def __init__(self, path: str, value_size: int, encoding: str) -> None:
+        super().__init__(path, value_size, encoding)
+        self.path = path
+        self.value_size = value_size
+        self.encoding = encoding
+
+
+def _is_str(dt: pa.DataType) -> bool:
+    return pa.types.is_string(dt) or pa.types.is_large_string(dt) or pa.types.is_string_view(dt)
+
+
+def _is_bin(dt: pa.DataType) -> bool:
+    return pa.types.is_binary(dt) or pa.types.is_large_binary(dt) or pa.types.is_binary_view(dt)
+
+
+def _is_var(dt: pa.DataType) -> bool:
+    if pa.types.is_dictionary(dt):
+        return _is_var(dt.value_type)
+    return _is_str(dt) or _is_bin(dt)
+
+
+def _is_list(dt: pa.DataType) -> bool:
+    return pa.types.is_list(dt) or pa.types.is_large_list(dt)
+
+
+def _encoding_name(dt: pa.DataType) -> str:
+    names = {
+        pa.string(): "utf8",
+        pa.large_string(): "large_utf8",
+        pa.string_view(): "utf8_view",
+        pa.binary(): "binary",
+        pa.large_binary(): "large_binary",
+        pa.binary_view(): "binary_view",
+    }
+    if pa.types.is_dictionary(dt):
+        return f"dictionary:{dt.index_type}:{_encoding_name(dt.value_type)}"
+    if pa.types.is_list(dt):
+        return "list"
+    if pa.types.is_large_list(dt):
+        return "large_list"
+    return names.get(dt, str(dt))
+
+
+def _value_bytes(arr: pa.Array) -> tuple[int, int]:
+    """(total, largest) value bytes of a plain or view string/binary array."""
+    if len(arr) == 0:
+        return 0, 0
+    lengths = pc.binary_length(
+        arr.cast(pa.large_binary()) if arr.type in (pa.string_view(), pa.binary_view()) else arr
+    )
+    total = pc.sum(lengths).as_py() or 0
+    return int(total), int(pc.max(lengths).as_py() or 0)
+
+
+def _to_plain(path: str, target: pa.DataType) -> Converter:
+    """Any string/binary layout (plain, large, view, dictionary) -> a plain or view layout."""
+    needs_check = target in (pa.string(), pa.binary())
+
+    def convert(arr: pa.Array) -> pa.Array:
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.cast(arr.type.value_type)  # decode
+        if arr.type == target:
+            return arr
+        if needs_check:
+            total, largest = _value_bytes(arr)
+            if total > OFFSET_LIMIT:
+                raise DoesNotFit(path, largest, _encoding_name(target))
+        return arr.cast(target)
+
+    return convert
+
+
+def _to_dictionary(path: str, target: pa.DictionaryType) -> Converter:
+    plain = _to_plain(path, target.value_type)
+    key = target.index_type
+    capacity = (1 << (key.bit_width - (1 if pa.types.is_signed_integer(key) else 0))) - 1
+
+    def convert(arr: pa.Array) -> pa.Array:
+        if arr.type == target:
+            return arr
+        values = plain(arr)
+        encoded = pc.dictionary_encode(values)
+        if len(encoded.dictionary) > capacity + 1:
+            raise DoesNotFit(path, 0, _encoding_name(target))
+        return pa.DictionaryArray.from_arrays(encoded.indices.cast(key), encoded.dictionary)
+
+    return convert
+
+
+def _to_list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
+    child = resolve_converter(source.value_type, target.value_type, f"{path}.item")
+    small = pa.types.is_list(target)
+
+    def convert(arr: pa.Array) -> pa.Array:
+        offsets = arr.offsets
+        if small and len(arr) and pa.types.is_large_list(arr.type):
+            span = offsets[-1].as_py() - offsets[0].as_py()
+            if span > OFFSET_LIMIT:
+                raise DoesNotFit(path, 0, "list")
+        base = offsets[0].as_py() if len(arr) else 0
+        values = child(arr.values.slice(base, (offsets[-1].as_py() - base) if len(arr) else 0))
+        rebased = pc.subtract(offsets, base).cast(pa.int32() if small else pa.int64())
+        cls = pa.ListArray if small else pa.LargeListArray
+        return cls.from_arrays(
+            rebased, values, type=target, mask=arr.is_null() if arr.null_count else None
+        )
+
+    return convert
+
+
+def _to_struct(path: str, source: pa.StructType, target: pa.StructType) -> Converter:
+    present = {source.field(i).name: i for i in range(source.num_fields)}
+    plans: list[tuple[int | None, Converter | None, pa.Field]] = []
+    for f in target:
+        i = present.get(f.name)
+        conv = (
+            None
+            if i is None
+            else resolve_converter(source.field(i).type, f.type, f"{path}.{f.name}")
+        )
+        plans.append((i, conv, f))
+
+    def convert(arr: pa.Array) -> pa.Array:
+        children = [
+            pa.nulls(len(arr), f.type) if i is None else conv(arr.field(i))  # type: ignore[misc]
+            for i, conv, f in plans
+        ]
+        return pa.StructArray.from_arrays(
+            children, fields=list(target), mask=arr.is_null() if arr.null_count else None
+        )
+
+    return convert
+
+
+def _identity(arr: pa.Array) -> pa.Array:
+    return arr
+
+
+def resolve_converter(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
+    """The converter from arrays of ``source`` to arrays of ``target`` (field ``path``)."""
+    try:
+        hash((source, target))
+    except TypeError:  # some Python extension types are unhashable
+        return _resolve.__wrapped__(source, target, path)
+    return _resolve(source, target, path)
+
+
+@lru_cache(maxsize=1024)
+def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
+    if source == target:
+        return _identity
+    if pa.types.is_struct(source) and pa.types.is_struct(target):
+        return _to_struct(path, source, target)
+    if _is_list(source) and _is_list(target):
+        return _to_list(path, source, target)
+    if _is_var(source) and pa.types.is_dictionary(target):
+        return _to_dictionary(path, target)
+    if _is_var(source) and _is_var(target):
+        return _to_plain(path, target)
+
+    def cast(arr: pa.Array) -> pa.Array:
+        return arr.cast(target)
+
+    return cast
+
+
+def convert_batch(
+    batch: pa.RecordBatch, converters: Sequence[Converter], schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """``batch`` in ``schema``, as one batch or, when the output layout cannot hold it
+    whole, as several smaller ones; never truncated."""
+    try:
+        arrays = [conv(col) for conv, col in zip(converters, batch.columns, strict=True)]
+    except DoesNotFit as e:
+        if batch.num_rows <= 1:
+            raise OutputEncodingOverflowError(e.path, e.value_size, e.encoding) from None
+        half = batch.num_rows // 2
+        yield from convert_batch(batch.slice(0, half), converters, schema)
+        yield from convert_batch(batch.slice(half), converters, schema)
+        return
+    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
