@@ -8,8 +8,9 @@ Arrow schema given here, and :class:`lance.file.LanceFileReader` reads it back.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import pyarrow as pa
 from lance.file import LanceFileReader, LanceFileWriter
@@ -17,7 +18,10 @@ from lance.file import LanceFileReader, LanceFileWriter
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
-__all__ = ["WrittenFile", "DataFileWriter", "write_data_file", "DataFileReader"]
+__all__ = ["WrittenFile", "DataFileWriter", "DataFileReader"]
+
+#: how many open data-file readers are kept for reuse
+_OPEN_FILES = 256
 
 #: data storage versions whose files pylance 14 writes through the file API
 WRITABLE_VERSIONS = ("2.0", "2.1", "2.2", "2.3")
@@ -54,21 +58,17 @@ class DataFileWriter:
         )
 
 
-def write_data_file(
-    store: ObjectStore,
-    name: str,
-    schema: pa.Schema,
-    batches: Iterable[pa.RecordBatch],
-    version: str,
-) -> WrittenFile:
-    """Write ``batches`` (all exactly ``schema``) to ``data/<name>`` as a ``version`` file."""
-    writer = DataFileWriter(store, name, schema, version)
-    try:
-        for batch in batches:
-            writer.write(batch)
-    finally:
-        written = writer.close()
-    return written
+@lru_cache(maxsize=_OPEN_FILES)
+def _open(path: str, columns: tuple[str, ...] | None) -> LanceFileReader:
+    """An open reader; data files are immutable and uniquely named, so readers (and the
+    metadata they parsed) are shared across scans, takes and dataset handles."""
+    return LanceFileReader(path, columns=list(columns) if columns is not None else None)
+
+
+@lru_cache(maxsize=_OPEN_FILES)
+def _metadata(path: str) -> tuple[pa.Schema, int]:
+    meta = _open(path, None).metadata()
+    return meta.schema, int(meta.num_rows)
 
 
 class DataFileReader:
@@ -77,28 +77,21 @@ class DataFileReader:
     def __init__(self, store: ObjectStore, name: str) -> None:
         self.name = name
         self._path = store.local_path(f"{DATA_DIR}/{name}")
-        self._reader = LanceFileReader(self._path)
-        self._meta = self._reader.metadata()
+        self.schema, self.num_rows = _metadata(self._path)
 
-    @property
-    def schema(self) -> pa.Schema:
-        return self._meta.schema
-
-    @property
-    def num_rows(self) -> int:
-        return int(self._meta.num_rows)
+    def _reader(self, columns: Sequence[str] | None) -> LanceFileReader:
+        if columns is None or list(columns) == self.schema.names:
+            return _open(self._path, None)
+        return _open(self._path, tuple(columns))
 
     def read(
         self, columns: Sequence[str] | None, start: int, num_rows: int, batch_size: int
     ) -> Iterator[pa.RecordBatch]:
-        reader = self._reader if columns is None else self._with_columns(columns)
         if num_rows <= 0:
             return iter(())
+        reader = self._reader(columns)
         return iter(reader.read_range(start, num_rows, batch_size=batch_size).to_batches())
 
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
-        reader = self._reader if columns is None else self._with_columns(columns)
+        reader = self._reader(columns)
         return reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
-
-    def _with_columns(self, columns: Sequence[str]) -> LanceFileReader:
-        return LanceFileReader(self._path, columns=list(columns))
