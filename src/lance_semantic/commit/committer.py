@@ -105,7 +105,11 @@ def commit(
     for _attempt in range(max_retries):
         version = (current.version if current is not None else 0) + 1
         manifest = apply_transaction(
-            current, txn, version=version, restored=restored, data_format=data_format,
+            current,
+            txn,
+            version=version,
+            restored=restored,
+            data_format=data_format,
             add_flags=add_flags,
         )
         data = encode_manifest_file(manifest, txn)

@@ -206,6 +206,8 @@ def _(op: UpdateConfig, base: Manifest | None) -> Manifest:
         current = {k: v.decode("utf-8", "surrogateescape") for k, v in schema.metadata.items()}
         md = op.schema_metadata_updates.apply(current)
         schema = TableSchema(schema.fields, freeze_metadata(dict(md.items())))
+    if op.field_metadata_updates:
+        schema = _update_field_metadata(schema, op)
     return replace(
         base,
         config=op.config_updates.apply(base.config) if op.config_updates else base.config,
@@ -216,3 +218,14 @@ def _(op: UpdateConfig, base: Manifest | None) -> Manifest:
         ),
         schema=schema,
     )
+
+
+def _update_field_metadata(schema: TableSchema, op: UpdateConfig) -> TableSchema:
+    flat = []
+    for f in schema.flatten():
+        update = op.field_metadata_updates.get(f.id)
+        if update is not None:
+            current = {k: v.decode("utf-8", "surrogateescape") for k, v in f.metadata.items()}
+            f = replace(f, metadata=freeze_metadata(dict(update.apply(current).items())))
+        flat.append(f)
+    return TableSchema.from_flat(flat, schema.metadata)

@@ -16,13 +16,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..commit.committer import commit, list_versions, load_manifest
-from ..errors import ReadError
+from ..errors import InvalidOutputEncodingError, ReadError
 from ..manifest import flags
-from ..manifest.model import Manifest, Restore
+from ..manifest.model import Manifest, Restore, UpdateConfig, UpdateMap
 from ..read.output import output_schema
 from ..read.scan import FragmentReader
 from ..schema.field import TableSchema
+from ..schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
 from ..storage.object_store import ObjectStore, open_store
+from ..types.layouts import validate_output_encoding
 from .fragment import LanceFragment
 from .scan import ScanPlan, plan_scan, run_scan, take_rows
 
@@ -235,6 +237,38 @@ class Dataset:
             flagged=self.semantic_types,
             output_encodings=output_encodings,
         )
+
+    # ---- metadata-only changes ---------------------------------------------------------------
+    def set_output_encoding(self, field_path: str, encoding: str | None) -> Dataset:
+        """Record (or with ``None`` clear) the layout reads of ``field_path`` return.
+
+        A metadata-only commit: no data file is rewritten.
+
+        Raises
+        ------
+        InvalidOutputEncodingError
+            ``encoding`` is invalid for the field's semantic type or parameters (for example
+            ``decimal128`` for precision 40), the field does not exist, or the table is a
+            legacy table (output encodings apply to tables with semantic types only).
+        """
+        shown = str(encoding)
+        if not self.semantic_types:
+            raise InvalidOutputEncodingError(
+                field_path,
+                shown,
+                "legacy table: output encodings need semantic types (upgrade the table first)",
+            )
+        try:
+            field = self.semantic_schema.field(field_path)
+        except KeyError:
+            raise InvalidOutputEncodingError(field_path, shown, "no such field") from None
+        if encoding is not None:
+            validate_output_encoding(semantic_type_of(field), encoding, path=field_path)
+        op = UpdateConfig(
+            field_metadata_updates={field.id: UpdateMap({OUTPUT_ENCODING_KEY: encoding})}
+        )
+        self._manifest = commit(self._store, self._manifest, op)
+        return self
 
     # ---- writes ---------------------------------------------------------------------------
     def insert(
