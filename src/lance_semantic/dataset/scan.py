@@ -173,8 +173,21 @@ def take_rows(
         results = [reader.take_live(local) for reader, local in groups]
     parts = [batch for batches in results for batch in batches]
     table = pa.Table.from_batches(parts, schema=plan.read_schema)
-    table = table.take(pa.array(inverse.reshape(-1)))
+    table = _reorder(table, pa.array(inverse.reshape(-1)))
     return project_nested(table.combine_chunks(), plan)
+
+
+def _reorder(table: pa.Table, indices: pa.Array) -> pa.Table:
+    """``table.take(indices)``, also for view layouts (Arrow has no take kernel for them)."""
+    columns = []
+    for col in table.columns:
+        dt = col.type
+        if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
+            plain = pa.large_string() if pa.types.is_string_view(dt) else pa.large_binary()
+            columns.append(col.cast(plain).take(indices).cast(dt))
+        else:
+            columns.append(col.take(indices))
+    return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 def _nest(

@@ -141,11 +141,14 @@ def schema_from_pb(
     schema = TableSchema.from_flat(flat, metadata_from_pb(metadata))
     if sum(1 for _ in schema) != len(flat):
         known = set(ids)
-        orphans = [f"{f.name}(id {f.id}, parent {f.parent_id})" for f in flat
-                   if f.parent_id != -1 and f.parent_id not in known]
+        orphans = [
+            f"{f.name}(id {f.id}, parent {f.parent_id})"
+            for f in flat
+            if f.parent_id != -1 and f.parent_id not in known
+        ]
         raise DecodeProblem(
-            "schema fields are not a tree" + (f": no parent for {', '.join(orphans)}" if orphans
-                                              else " (parent cycle)")
+            "schema fields are not a tree"
+            + (f": no parent for {', '.join(orphans)}" if orphans else " (parent cycle)")
         )
     return schema
 
