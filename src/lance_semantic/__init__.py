@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import errors
 from .dataset.dataset import Dataset, FeatureFlags, dataset
 from .dataset.fragment import LanceFragment
+from .dataset.maintenance import upgrade
 from .dataset.writing import write_dataset
 from .errors import (
     CommitConflictError,
@@ -41,6 +42,7 @@ __all__ = [
     "FLAG_SEMANTIC_TYPES",
     "dataset",
     "write_dataset",
+    "upgrade",
     "errors",
     "LanceSemanticError",
     "CommitConflictError",

@@ -1,4 +1,5 @@
-"""``lance-semantic`` command line: ``inspect URI`` and ``demo [DIR]`` (layer L6).
+"""``lance-semantic`` command line: ``inspect``, ``upgrade``, ``set-output-encoding`` and
+``demo`` (layer L6).
 
 Bad input gives one line on stderr and a non-zero exit status, never a traceback.
 """
@@ -120,6 +121,16 @@ def _has_pandas() -> bool:
     return True
 
 
+def _check_dir(uri: str) -> None:
+    if not os.path.isdir(uri):
+        raise LanceSemanticError(f"no such directory: {uri}")
+
+
+def _open(uri: str) -> Dataset:
+    _check_dir(uri)
+    return dataset(uri)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lance-semantic", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -130,14 +141,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_inspect.add_argument(
         "--version", type=int, default=None, help="a version other than the latest"
     )
+    p_up = sub.add_parser(
+        "upgrade", help="upgrade a legacy table to semantic types (one metadata-only commit)"
+    )
+    p_up.add_argument("uri")
+    p_enc = sub.add_parser(
+        "set-output-encoding", help="record the layout reads of a field return (metadata only)"
+    )
+    p_enc.add_argument("uri")
+    p_enc.add_argument("path", help="field path, e.g. name or s.child or l.item")
+    p_enc.add_argument(
+        "encoding", help="e.g. large_utf8, utf8_view, dictionary:int16:utf8; 'none' clears"
+    )
     p_demo = sub.add_parser("demo", help="build a small table and show it")
     p_demo.add_argument("dir", nargs="?", default=None)
     args = parser.parse_args(argv)
     try:
         if args.command == "inspect":
-            if not os.path.isdir(args.uri):
-                raise LanceSemanticError(f"no such directory: {args.uri}")
+            _check_dir(args.uri)
             print(format_inspect(dataset(args.uri, version=args.version)))
+            return 0
+        if args.command == "upgrade":
+            ds = _open(args.uri)
+            if ds.semantic_types:
+                print(
+                    f"{args.uri} already uses semantic types (version {ds.version}); nothing to do"
+                )
+                return 0
+            before = ds.version
+            ds.upgrade_semantic_types()
+            print(f"upgraded {args.uri}: version {before} -> {ds.version}, no data file rewritten")
+            return 0
+        if args.command == "set-output-encoding":
+            ds = _open(args.uri)
+            encoding = None if args.encoding.lower() == "none" else args.encoding
+            ds.set_output_encoding(args.path, encoding)
+            print(
+                f"{args.uri}: {args.path} now reads as {encoding or 'the type default'} "
+                f"(version {ds.version})"
+            )
             return 0
         return _demo(args.dir)
     except (LanceSemanticError, OSError, ValueError) as e:

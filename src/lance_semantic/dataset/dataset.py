@@ -270,6 +270,12 @@ class Dataset:
         self._manifest = commit(self._store, self._manifest, op)
         return self
 
+    def upgrade_semantic_types(self) -> Dataset:
+        """Upgrade this legacy table to semantic types (same as :func:`lance_semantic.upgrade`)."""
+        from .maintenance import upgrade_dataset
+
+        return upgrade_dataset(self)
+
     # ---- writes ---------------------------------------------------------------------------
     def insert(
         self, data: Any, *, mode: Literal["append", "overwrite"] = "append", **kwargs: Any

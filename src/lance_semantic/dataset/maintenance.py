@@ -1,0 +1,47 @@
+"""Table maintenance: the metadata-only upgrade to semantic types (layer L5; spec
+"Compatibility and Migration: Upgrade")."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..commit.committer import commit
+from ..manifest.flags import FLAG_SEMANTIC_TYPES
+from ..manifest.model import Project
+from ..schema.legacy import upgrade_schema
+
+if TYPE_CHECKING:
+    from .dataset import Dataset
+
+__all__ = ["upgrade", "upgrade_dataset"]
+
+_log = logging.getLogger("lance_semantic")
+
+
+def upgrade_dataset(ds: Dataset) -> Dataset:
+    """Upgrade ``ds`` (advanced in place) to the Semantic Type Contract in one commit.
+
+    Each legacy alias becomes its canonical type plus the output encoding that reproduces
+    today's read type, then ``FLAG_SEMANTIC_TYPES`` is set. No data file is touched and
+    reads return the same Arrow types, values and field ids as before. Upgrading a flagged
+    table is a no-op (logged, nothing committed).
+    """
+    if ds.semantic_types:
+        _log.info(
+            "%s already uses semantic types (version %d): nothing to upgrade", ds.uri, ds.version
+        )
+        return ds
+    manifest = ds.manifest
+    schema = upgrade_schema(manifest.schema)
+    new = commit(ds._store, manifest, Project(schema=schema), add_flags=FLAG_SEMANTIC_TYPES)
+    ds._advance(new)
+    return ds
+
+
+def upgrade(uri: str, *, storage_options: Mapping[str, str] | None = None) -> Dataset:
+    """Open the table at ``uri`` and upgrade it (see :func:`upgrade_dataset`)."""
+    from .dataset import dataset
+
+    return upgrade_dataset(dataset(uri, storage_options=storage_options))

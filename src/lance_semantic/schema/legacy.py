@@ -1,0 +1,47 @@
+"""The upgrade commit's content: each legacy alias of a table schema rewritten to its
+canonical semantic type plus the output encoding that reproduces today's read type
+(layer L2; spec "Compatibility and Migration", the upgrade table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..types.logical_type import is_legacy_alias, parse_any_logical_type
+from .field import Field, TableSchema, freeze_metadata
+from .semantic import OUTPUT_ENCODING_KEY
+
+__all__ = ["upgrade_schema", "legacy_aliases"]
+
+
+def legacy_aliases(schema: TableSchema) -> list[Field]:
+    """The fields whose ``logical_type`` is a legacy alias (``large_string``, ``dict:…``)."""
+    return [f for f in schema if is_legacy_alias(f.logical_type)]
+
+
+def _upgrade_field(field: Field) -> Field:
+    if not is_legacy_alias(field.logical_type):
+        return field
+    canonical, implied = parse_any_logical_type(field.logical_type, path=field.path)
+    metadata = dict(field.metadata)
+    if implied is not None:
+        metadata[OUTPUT_ENCODING_KEY] = implied.encode()
+    return replace(
+        field,
+        logical_type=str(canonical),
+        metadata=freeze_metadata(metadata),
+        dictionary=None,  # a dictionary is a layout, recorded as the output encoding
+    )
+
+
+def upgrade_schema(schema: TableSchema) -> TableSchema:
+    """``schema`` with every legacy alias rewritten; field ids, names, nullability, children
+    and all other metadata unchanged.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A legacy type with no canonical form (a dictionary of non-string values).
+    """
+    flat = [_upgrade_field(f) for f in schema.flatten()]
+    return TableSchema.from_flat(flat, schema.metadata)
