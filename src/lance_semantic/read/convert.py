@@ -97,6 +97,11 @@ def _to_plain(path: str, target: pa.DataType) -> Converter:
             total, largest = _value_bytes(arr)
             if total > OFFSET_LIMIT:
                 raise DoesNotFit(path, largest, _encoding_name(target))
+            if arr.offset and (
+                pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+            ):
+                # Arrow's cast checks the absolute 64-bit offsets of a slice, not its span
+                arr = pa.concat_arrays([arr])
         return arr.cast(target)
 
     return convert
