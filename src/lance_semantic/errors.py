@@ -27,6 +27,7 @@ __all__ = [
     "InvalidOutputEncodingError",
     "CommitConflictError",
     "NotSupportedYetError",
+    "InvalidExpressionError",
 ]
 
 
@@ -52,6 +53,15 @@ class ManifestError(LanceSemanticError):
 
 class CommitError(LanceSemanticError):
     """A commit could not be published."""
+
+
+class InvalidExpressionError(LanceSemanticError, ValueError):
+    """Raised when a SQL filter or expression cannot be parsed or evaluated."""
+
+    def __init__(self, expression: str, reason: str) -> None:
+        self.expression = expression
+        self.reason = reason
+        super().__init__(f"invalid SQL expression {expression!r}: {reason}")
 
 
 class NotSupportedYetError(LanceSemanticError, NotImplementedError):

@@ -7,7 +7,6 @@ Filters are SQL strings in Lance's dialect, evaluated per batch by DataFusion, o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from ..read.output import check_override_paths, output_schema
 from ..read.scan import FragmentReader, empty_rows
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
+from .expressions import SqlExpression, referenced_columns
 
 __all__ = [
     "Predicate",
@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 8192
-_IDENT = re.compile(r'"([^"]+)"|`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*)')
 
 
 class Predicate:
@@ -43,14 +42,10 @@ class Predicate:
 
     def __init__(self, expr: str | pc.Expression, table: TableSchema) -> None:
         self.expr = expr
+        self._sql: SqlExpression | None = None
         if isinstance(expr, str):
-            from datafusion import SessionContext
-
-            self._ctx = SessionContext()
-            names = set(table.names)
-            self.columns = sorted(
-                {n for m in _IDENT.finditer(expr) for n in m.groups() if n in names}
-            )
+            self._sql = SqlExpression(expr)
+            self.columns = referenced_columns(expr, table.names)
         elif isinstance(expr, pc.Expression):
             self.columns = list(table.names)
         else:
@@ -59,14 +54,9 @@ class Predicate:
             )
 
     def mask(self, batch: pa.RecordBatch) -> pa.Array:
-        if isinstance(self.expr, str):
-            df = self._ctx.from_arrow(batch)
-            try:
-                expr = df.parse_sql_expr(self.expr)
-            except Exception as e:  # DataFusion raises plain Exception
-                raise ReadError(f"invalid filter {self.expr!r}: {e}") from e
-            out = df.select(expr.alias("__mask")).to_arrow_table().column(0)
-            return out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
+        if self._sql is not None:
+            return self._sql.evaluate(batch)
+        assert isinstance(self.expr, pc.Expression)
         return _eval(pa.Table.from_batches([batch]), self.expr).combine_chunks()
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:

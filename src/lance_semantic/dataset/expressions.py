@@ -1,0 +1,45 @@
+"""SQL expressions over Arrow batches, in Lance's dialect, evaluated by DataFusion
+(layer L5; DESIGN §2.6). One engine serves filters, ``update`` and ``add_columns``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import pyarrow as pa
+
+from ..errors import InvalidExpressionError
+
+__all__ = ["SqlExpression", "referenced_columns"]
+
+_IDENT = re.compile(r"'(?:[^']|'')*'|\"([^\"]+)\"|`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def referenced_columns(sql: str, names: Iterable[str]) -> list[str]:
+    """The names among ``names`` that ``sql`` mentions (string literals skipped); a
+    superset is harmless, it only reads more columns."""
+    wanted = set(names)
+    found = {n for m in _IDENT.finditer(sql) for n in m.groups() if n in wanted}
+    return [n for n in names if n in found]
+
+
+class SqlExpression:
+    """One SQL expression, evaluated batch by batch into one Arrow array per batch."""
+
+    def __init__(self, sql: str) -> None:
+        from datafusion import SessionContext
+
+        self.sql = sql
+        self._ctx = SessionContext()
+
+    def evaluate(self, batch: pa.RecordBatch) -> pa.Array:
+        df = self._ctx.from_arrow(batch)
+        try:
+            expr = df.parse_sql_expr(self.sql)
+            out = df.select(expr.alias("__value")).to_arrow_table().column(0)
+        except Exception as e:  # DataFusion raises plain Exception
+            raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
+        if len(out) != batch.num_rows:  # an aggregate would collapse the rows
+            raise InvalidExpressionError(self.sql, "must give one value per row")
+        return out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
