@@ -25,7 +25,10 @@ from ..schema.field import TableSchema
 from ..schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
 from ..storage.object_store import ObjectStore, open_store
 from ..types.layouts import validate_output_encoding
+from . import evolution, mutations
+from .compaction import DatasetOptimizer
 from .fragment import LanceFragment
+from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
 from .scan import ScanPlan, plan_scan, run_scan, take_rows
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
@@ -277,6 +280,33 @@ class Dataset:
         return upgrade_dataset(self)
 
     # ---- writes ---------------------------------------------------------------------------
+    def delete(self, predicate: Filter) -> DeleteResult:
+        """Delete the rows matching ``predicate`` (deletion files; no data file rewritten)."""
+        return mutations.delete(self, predicate)
+
+    def update(self, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
+        """Set columns to SQL expressions on the rows matching ``where``."""
+        return mutations.update(self, updates, where)
+
+    def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
+        """A builder for an upsert keyed on ``on`` (see :class:`MergeInsertBuilder`)."""
+        return MergeInsertBuilder(self, on)
+
+    def add_columns(self, transforms: Any, read_columns: Sequence[str] | None = None) -> Dataset:
+        """Add columns from SQL expressions, Arrow fields (all null) or a batch function."""
+        return evolution.add_columns(self, transforms, read_columns)
+
+    def drop_columns(self, columns: Sequence[str]) -> Dataset:
+        return evolution.drop_columns(self, columns)
+
+    def alter_columns(self, *alterations: Mapping[str, Any]) -> Dataset:
+        """Rename, change nullability or change the type of columns."""
+        return evolution.alter_columns(self, alterations)
+
+    @property
+    def optimize(self) -> DatasetOptimizer:
+        return DatasetOptimizer(self)
+
     def insert(
         self, data: Any, *, mode: Literal["append", "overwrite"] = "append", **kwargs: Any
     ) -> Dataset:
