@@ -28,6 +28,7 @@ __all__ = [
     "CommitConflictError",
     "NotSupportedYetError",
     "InvalidExpressionError",
+    "DuplicateKeyError",
 ]
 
 
@@ -62,6 +63,17 @@ class InvalidExpressionError(LanceSemanticError, ValueError):
         self.expression = expression
         self.reason = reason
         super().__init__(f"invalid SQL expression {expression!r}: {reason}")
+
+
+class DuplicateKeyError(WriteError, ValueError):
+    """Raised when a merge_insert source holds the same key more than once."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = keys
+        super().__init__(
+            f"merge_insert source has duplicate values of key column(s) {', '.join(keys)}: "
+            "each key may appear at most once"
+        )
 
 
 class NotSupportedYetError(LanceSemanticError, NotImplementedError):

@@ -33,7 +33,7 @@ from .scan import ScanPlan, plan_scan, run_scan, take_rows
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
 
-Filter: TypeAlias = str | pc.Expression
+Filter: TypeAlias = str | pc.Expression  # a SQL string or an Arrow compute expression
 
 
 @dataclass(frozen=True, slots=True)

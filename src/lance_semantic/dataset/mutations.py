@@ -1,24 +1,49 @@
-"""Row mutations: delete, update and merge_insert (layer L5)."""
+"""Row mutations: ``delete``, ``update`` and ``merge_insert`` (layer L5; facts §3 "What
+pylance 14 actually writes per operation", §7 deletion files).
+
+All three write the way pylance does: rows that go away get a deletion file on their
+fragment (a fragment whose rows all go away is dropped), rewritten and inserted rows land
+in new fragments written through the same boundary as appends, and one transaction
+(``Delete`` or ``Update``) publishes it all.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotSupportedYetError
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..commit.committer import commit
+from ..errors import (
+    DuplicateKeyError,
+    NotSupportedYetError,
+    SchemaMismatchError,
+)
+from ..manifest.model import Delete, DeletionFile, Fragment, Update
+from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
+from ..storage.deletions import write_deleted_rows
+from ..write.fragments import coerce_reader
+from .expressions import SqlExpression
+from .writing import write_rows
 
 if TYPE_CHECKING:
-    from .dataset import Dataset
+    from .dataset import Dataset, Filter
 
 __all__ = [
     "DeleteResult",
     "UpdateResult",
     "MergeInsertResult",
+    "MergeInsertBuilder",
     "delete",
     "update",
-    "MergeInsertBuilder",
 ]
+
+_BATCH = 65536
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,18 +63,302 @@ class MergeInsertResult:
     num_deleted_rows: int
 
 
-def delete(ds: Dataset, predicate: Any) -> DeleteResult:
-    raise NotSupportedYetError("delete")
+# ---- shared pieces ---------------------------------------------------------------------------
 
 
-def update(ds: Dataset, updates: Mapping[str, str], where: Any = None) -> UpdateResult:
-    raise NotSupportedYetError("update")
+def _scan(
+    ds: Dataset, columns: Sequence[str] | None, where: Filter | None
+) -> Iterator[tuple[Fragment, pa.RecordBatch]]:
+    """Live rows (with their ``_rowoffset``) of every fragment matching ``where``."""
+    plan = ds._plan(columns, where, None)
+    for frag in ds.manifest.fragments:
+        reader = FragmentReader(
+            ds._store, ds.semantic_schema, frag, plan.top_fields, plan.read_schema
+        )
+        for batch in reader.batches(_BATCH, with_offsets=True):
+            if plan.predicate is not None:
+                batch = plan.predicate.apply(batch)
+            if batch.num_rows:
+                yield frag, batch
+
+
+def _offsets(batch: pa.RecordBatch) -> np.ndarray:
+    return batch.column(ROW_OFFSET).to_numpy().astype(np.uint32)
+
+
+def _without_offsets(batch: pa.RecordBatch) -> pa.RecordBatch:
+    return batch.drop_columns([ROW_OFFSET])
+
+
+def _apply_deletions(
+    ds: Dataset, hits: Mapping[int, list[np.ndarray]]
+) -> tuple[list[Fragment], list[int]]:
+    """Write the merged deletion file of every fragment with newly deleted rows."""
+    updated: list[Fragment] = []
+    removed: list[int] = []
+    for frag in ds.manifest.fragments:
+        new = hits.get(frag.id)
+        if not new:
+            continue
+        before = deleted_rows(ds._store, frag)
+        rows = np.concatenate([*new, before] if before is not None else new)
+        rows = np.unique(rows)
+        if len(rows) >= frag.physical_rows:
+            removed.append(frag.id)
+            continue
+        file_id = secrets.randbits(64)
+        bitmap = write_deleted_rows(ds._store, frag.id, ds.version, file_id, rows)
+        deletion = DeletionFile(
+            file_type="bitmap" if bitmap else "arrow",
+            read_version=ds.version,
+            id=file_id,
+            num_deleted_rows=len(rows),
+        )
+        updated.append(replace(frag, deletion_file=deletion))
+    return updated, removed
+
+
+def _predicate_text(predicate: Filter | None) -> str:
+    return "" if predicate is None else str(predicate)
+
+
+def _write_new_rows(
+    ds: Dataset, schema: pa.Schema, batches: Iterator[pa.RecordBatch], written: list[str]
+) -> list[Fragment]:
+    return write_rows(
+        ds._store,
+        ds.semantic_schema,
+        schema,
+        batches,
+        flagged=ds.semantic_types,
+        appending=True,
+        version=ds.data_storage_version,
+        written=written,
+    )
+
+
+def _cleanup(ds: Dataset, written: list[str]) -> None:
+    for name in written:
+        ds._store.delete(f"data/{name}")
+
+
+# ---- delete -----------------------------------------------------------------------------------
+
+
+def delete(ds: Dataset, predicate: Filter) -> DeleteResult:
+    """Mark the rows matching ``predicate`` deleted and commit a ``Delete``."""
+    hits: dict[int, list[np.ndarray]] = {}
+    count = 0
+    for frag, batch in _scan(ds, [], predicate):
+        hits.setdefault(frag.id, []).append(_offsets(batch))
+        count += batch.num_rows
+    if not count:
+        return DeleteResult(0)
+    updated, removed = _apply_deletions(ds, hits)
+    op = Delete(
+        updated_fragments=tuple(updated),
+        deleted_fragment_ids=tuple(removed),
+        predicate=_predicate_text(predicate),
+    )
+    ds._advance(commit(ds._store, ds.manifest, op))
+    return DeleteResult(count)
+
+
+# ---- update -----------------------------------------------------------------------------------
+
+
+def update(ds: Dataset, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
+    """Rewrite the rows matching ``where`` with ``updates`` (column -> SQL expression)."""
+    table = ds.semantic_schema
+    for name in updates:
+        if name not in table.names:
+            raise SchemaMismatchError(name, "<absent>", "update", "no such column")
+    exprs = {name: SqlExpression(sql) for name, sql in updates.items()}
+    out = ds.schema
+    hits: dict[int, list[np.ndarray]] = {}
+    count = 0
+
+    def new_rows() -> Iterator[pa.RecordBatch]:
+        nonlocal count
+        for frag, batch in _scan(ds, None, where):
+            hits.setdefault(frag.id, []).append(_offsets(batch))
+            count += batch.num_rows
+            rows = _without_offsets(batch)
+            columns = []
+            for f in out:
+                if f.name in exprs:
+                    columns.append(exprs[f.name].evaluate(rows).cast(f.type))
+                else:
+                    columns.append(rows.column(f.name))
+            yield pa.RecordBatch.from_arrays(columns, schema=out)
+
+    written: list[str] = []
+    try:
+        fragments = _write_new_rows(ds, out, new_rows(), written)
+        if not count:
+            _cleanup(ds, written)
+            return UpdateResult(0)
+        updated, removed = _apply_deletions(ds, hits)
+        op = Update(
+            removed_fragment_ids=tuple(removed),
+            updated_fragments=tuple(updated),
+            new_fragments=tuple(fragments),
+            fields_for_preserving_frag_bitmap=tuple(table.field(n).id for n in updates),
+        )
+        ds._advance(commit(ds._store, ds.manifest, op))
+    except BaseException:
+        _cleanup(ds, written)
+        raise
+    return UpdateResult(count)
+
+
+# ---- merge_insert -----------------------------------------------------------------------------
 
 
 class MergeInsertBuilder:
+    """An upsert keyed on one or several columns.
+
+    Target rows are the table's rows; source rows are the data passed to :meth:`execute`.
+    A target row and a source row *match* when their keys are equal. Matched target rows can
+    be replaced by their source row (:meth:`when_matched_update_all`); source rows that match
+    nothing can be inserted (:meth:`when_not_matched_insert_all`); target rows that match no
+    source row can be deleted (:meth:`when_not_matched_by_source_delete`).
+    """
+
     def __init__(self, ds: Dataset, on: str | Sequence[str]) -> None:
         self._ds = ds
         self._on = [on] if isinstance(on, str) else list(on)
+        self._update = False
+        self._insert = False
+        self._delete = False
+        self._delete_expr: str | None = None
+
+    def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
+        if condition is not None:
+            raise NotSupportedYetError("merge_insert when_matched_update_all(condition=...)")
+        self._update = True
+        return self
+
+    def when_not_matched_insert_all(self) -> MergeInsertBuilder:
+        self._insert = True
+        return self
+
+    def when_not_matched_by_source_delete(self, expr: str | None = None) -> MergeInsertBuilder:
+        self._delete = True
+        self._delete_expr = expr
+        return self
 
     def execute(self, data: Any) -> MergeInsertResult:
-        raise NotSupportedYetError("merge_insert")
+        """Apply the merge with ``data`` as the source and commit one ``Update``."""
+        ds = self._ds
+        out = ds.schema
+        source = _conform_source(coerce_reader(data).read_all(), out, self._on)
+        n = source.num_rows
+        matched_source = np.zeros(n, dtype=bool)
+        src_keys = source.select(self._on).append_column("__src", pa.array(np.arange(n)))
+        hits: dict[int, list[np.ndarray]] = {}
+        counts = {"updated": 0, "deleted": 0, "inserted": 0}
+        delete_pred = SqlExpression(self._delete_expr) if self._delete_expr else None
+        source_cols = [c for c in source.column_names if c in out.names]
+
+        def new_rows() -> Iterator[pa.RecordBatch]:
+            for frag, batch in _scan(ds, None, None):
+                target = pa.Table.from_batches([batch]).select([*self._on, ROW_OFFSET])
+                joined = target.join(src_keys, keys=self._on, join_type="inner")
+                offsets = joined.column(ROW_OFFSET).to_numpy()
+                src_idx = joined.column("__src").to_numpy()
+                matched_source[src_idx] = True
+                batch_offsets = batch.column(ROW_OFFSET).to_numpy()
+                if self._update and len(offsets):
+                    hits.setdefault(frag.id, []).append(offsets.astype(np.uint32))
+                    counts["updated"] += len(offsets)
+                    pos = np.searchsorted(batch_offsets, offsets)
+                    yield _overlay(
+                        batch.take(pa.array(pos)), source.take(pa.array(src_idx)), source_cols, out
+                    )
+                if self._delete:
+                    unmatched = np.ones(batch.num_rows, dtype=bool)
+                    unmatched[np.searchsorted(batch_offsets, offsets)] = False
+                    if delete_pred is not None:
+                        cond = pc.fill_null(delete_pred.evaluate(_without_offsets(batch)), False)
+                        unmatched &= cond.to_numpy(zero_copy_only=False)
+                    if unmatched.any():
+                        hits.setdefault(frag.id, []).append(
+                            batch_offsets[unmatched].astype(np.uint32)
+                        )
+                        counts["deleted"] += int(unmatched.sum())
+            if self._insert:
+                fresh = source.filter(pa.array(~matched_source))
+                counts["inserted"] = fresh.num_rows
+                for b in fresh.to_batches(max_chunksize=_BATCH):
+                    yield _fill(b, out)
+
+        written: list[str] = []
+        try:
+            fragments = _write_new_rows(ds, out, new_rows(), written)
+            updated, removed = _apply_deletions(ds, hits)
+            op = Update(
+                removed_fragment_ids=tuple(removed),
+                updated_fragments=tuple(updated),
+                new_fragments=tuple(fragments),
+                fields_for_preserving_frag_bitmap=tuple(f.id for f in ds.semantic_schema),
+            )
+            ds._advance(commit(ds._store, ds.manifest, op))
+        except BaseException:
+            _cleanup(ds, written)
+            raise
+        return MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
+
+
+def _conform_source(source: pa.Table, out: pa.Schema, on: Sequence[str]) -> pa.Table:
+    """The source with every column in the table's read layout (values unchanged)."""
+    for key in on:
+        if key not in source.column_names:
+            raise SchemaMismatchError(
+                key,
+                str(out.field(key).type) if key in out.names else "<absent>",
+                "<absent>",
+                "merge key missing from the source",
+            )
+        if key not in out.names:
+            raise SchemaMismatchError(
+                key,
+                "<absent>",
+                str(source.schema.field(key).type),
+                "merge key is not a column of the table",
+            )
+    columns, fields = [], []
+    for name in source.column_names:
+        if name not in out.names:
+            raise SchemaMismatchError(name, "<absent>", str(source.schema.field(name).type))
+        target = out.field(name)
+        col = source.column(name)
+        columns.append(col if col.type == target.type else col.cast(target.type))
+        fields.append(target)
+    conformed = pa.Table.from_arrays(columns, schema=pa.schema(fields))
+    keys = conformed.select(list(on))
+    if keys.group_by(list(on)).aggregate([]).num_rows != keys.num_rows:
+        raise DuplicateKeyError(list(on))
+    return conformed
+
+
+def _overlay(
+    target: pa.RecordBatch, source: pa.Table, source_cols: Sequence[str], out: pa.Schema
+) -> pa.RecordBatch:
+    """Target rows with the source's columns put over them (a partial-column source keeps
+    the other columns' target values)."""
+    chosen = set(source_cols)
+    columns = [
+        source.column(f.name).combine_chunks() if f.name in chosen else target.column(f.name)
+        for f in out
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=out)
+
+
+def _fill(batch: pa.RecordBatch, out: pa.Schema) -> pa.RecordBatch:
+    """A source batch with the table's columns (missing ones null) in the table's order."""
+    names = set(batch.schema.names)
+    columns = [
+        batch.column(f.name) if f.name in names else pa.nulls(batch.num_rows, f.type) for f in out
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=out)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -10,7 +10,7 @@ import pyarrow as pa
 from ..commit.committer import commit, latest_version, load_manifest
 from ..errors import DatasetExistsError, NotSupportedYetError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
-from ..manifest.model import Append, Manifest, Overwrite
+from ..manifest.model import Append, Fragment, Manifest, Overwrite
 from ..schema.arrow import schema_from_arrow, schema_to_arrow
 from ..schema.compatibility import match_input_fields
 from ..schema.datafile import check_storage_version_support
@@ -24,7 +24,7 @@ from ..write.fragments import coerce_reader, parse_storage_version, write_fragme
 if TYPE_CHECKING:
     from .dataset import Dataset
 
-__all__ = ["write_dataset", "DEFAULT_STORAGE_VERSION"]
+__all__ = ["write_dataset", "write_rows", "DEFAULT_STORAGE_VERSION"]
 
 DEFAULT_STORAGE_VERSION = "2.2"
 _ALIASES = {"stable": "2.2", "next": "2.3"}
@@ -108,28 +108,18 @@ def write_dataset(
         check_storage_version_support(legacy.fields, parse_storage_version(version))
         table = canonicalize_created(legacy, reader.schema) if flagged else legacy
 
-    if flagged:
-        fields = bind_input(table.fields, reader.schema)
-        batches: Iterator[pa.RecordBatch] = (to_physical(b, fields) for b in reader)
-    else:
-        fields = (
-            match_input_fields(table, reader.schema, allow_missing_nullable=True)
-            if appending
-            else table.fields
-        )
-        batches = legacy_physical(
-            reader, fields, schema_to_arrow(TableSchema.of(fields, table.metadata))
-        )
-
     written: list[str] = []
     try:
-        fragments = write_fragments(
+        fragments = write_rows(
             store,
-            batches,
-            fields,
+            table,
+            reader.schema,
+            reader,
+            flagged=flagged,
+            appending=appending,
             version=version,
             max_rows_per_file=max_rows_per_file,
-            on_file=written.append,
+            written=written,
         )
         if appending:
             op: Append | Overwrite = Append(fragments=tuple(fragments))
@@ -147,3 +137,43 @@ def write_dataset(
             store.delete(f"data/{name}")
         raise
     return Dataset(store, display_uri, manifest)
+
+
+def write_rows(
+    store: ObjectStore,
+    table: TableSchema,
+    input_schema: pa.Schema,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    flagged: bool,
+    appending: bool,
+    version: str,
+    max_rows_per_file: int = 1_048_576,
+    written: list[str],
+) -> list[Fragment]:
+    """Write rows of ``input_schema`` into new, uncommitted fragments of ``table``.
+
+    Flagged tables go through the writer boundary (any accepted layout, stored unchanged);
+    legacy tables keep the legacy rule (the table's Arrow types exactly). Each data file name
+    is appended to ``written`` as soon as it exists, so a caller can remove them on failure.
+    """
+    if flagged:
+        fields = bind_input(table.fields, input_schema)
+        physical: Iterator[pa.RecordBatch] = (to_physical(b, fields) for b in batches)
+    else:
+        fields = (
+            match_input_fields(table, input_schema, allow_missing_nullable=True)
+            if appending
+            else table.fields
+        )
+        physical = legacy_physical(
+            batches, fields, schema_to_arrow(TableSchema.of(fields, table.metadata))
+        )
+    return write_fragments(
+        store,
+        physical,
+        fields,
+        version=version,
+        max_rows_per_file=max_rows_per_file,
+        on_file=written.append,
+    )

@@ -22,7 +22,7 @@ from ..storage.object_store import ObjectStore
 from .convert import Converter, convert_batch, resolve_converter
 from .plan import FilePlan, plan_data_file
 
-__all__ = ["FragmentReader", "deleted_rows", "empty_rows"]
+__all__ = ["FragmentReader", "ROW_OFFSET", "deleted_rows", "empty_rows"]
 
 
 def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
@@ -108,17 +108,27 @@ class FragmentReader:
                 converters.append(resolve_converter(arr.type, out.type, f.path))
         return _Raw(arrays, converters, num_rows)
 
-    def _convert(self, raw: _Raw, keep: np.ndarray | None = None) -> Iterator[pa.RecordBatch]:
+    def _convert(
+        self, raw: _Raw, keep: np.ndarray | None = None, start: int | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        schema = self.out_schema
+        if start is not None:  # carry each row's physical offset through filters and splits
+            offsets = pa.array(np.arange(start, start + raw.num_rows, dtype=np.uint64))
+            raw = _Raw([*raw.arrays, offsets], [*raw.converters, _identity], raw.num_rows)
+            schema = schema.append(pa.field(ROW_OFFSET, pa.uint64(), nullable=False))
         if not raw.arrays:
             yield empty_rows(raw.num_rows if keep is None else int(keep.sum()))
             return
-        batch = pa.RecordBatch.from_arrays(raw.arrays, names=self.out_schema.names)
+        batch = pa.RecordBatch.from_arrays(raw.arrays, names=schema.names)
         if keep is not None:
             batch = batch.filter(pa.array(keep))
-        yield from convert_batch(batch, raw.converters, self.out_schema)
+        yield from convert_batch(batch, raw.converters, schema)
 
-    def batches(self, batch_size: int) -> Iterator[pa.RecordBatch]:
-        """The live rows in physical order, in batches of at most ``batch_size`` rows."""
+    def batches(self, batch_size: int, *, with_offsets: bool = False) -> Iterator[pa.RecordBatch]:
+        """The live rows in physical order, in batches of at most ``batch_size`` rows.
+
+        With ``with_offsets`` each batch ends with a ``_rowoffset`` column: the row's physical
+        offset in the fragment (what deletion files record)."""
         n = self.physical_rows
         deleted = self.deleted()
         if not self._plans:
@@ -137,7 +147,7 @@ class FragmentReader:
                 if hi > lo:
                     keep = np.ones(raw.num_rows, dtype=bool)
                     keep[deleted[lo:hi] - start] = False
-            for batch in self._convert(raw, keep):
+            for batch in self._convert(raw, keep, start if with_offsets else None):
                 if batch.num_rows:
                     yield batch
 
@@ -182,6 +192,14 @@ class FragmentReader:
             batch = table.combine_chunks().to_batches()
             parts.append((plan, batch[0] if batch else _empty(table.schema)))
         return list(self._convert(self._assemble(parts, len(rows))))
+
+
+#: name of the physical row offset column ``batches(with_offsets=True)`` appends
+ROW_OFFSET = "_rowoffset"
+
+
+def _identity(arr: pa.Array) -> pa.Array:
+    return arr
 
 
 @dataclass(slots=True)
