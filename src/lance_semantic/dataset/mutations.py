@@ -10,16 +10,17 @@ in new fragments written through the same boundary as appends, and one transacti
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..commit.committer import commit
+from ..commit.committer import commit, load_manifest
 from ..errors import (
+    CommitConflictError,
     DuplicateKeyError,
     NotSupportedYetError,
     SchemaMismatchError,
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 _BATCH = 65536
+#: how often a delete / update / merge_insert re-runs after a conflicting concurrent commit
+RETRIES = 3
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +149,25 @@ def _cleanup(ds: Dataset, written: list[str]) -> None:
 # ---- delete -----------------------------------------------------------------------------------
 
 
+def _retrying(ds: Dataset, attempt: Callable[[], R]) -> R:
+    """Run ``attempt``; when a concurrent commit changed the fragments it touched, re-run it
+    from the newest version (bounded), then give up with ``CommitConflictError``."""
+    for i in range(RETRIES):
+        try:
+            return attempt()
+        except CommitConflictError:
+            if i == RETRIES - 1:
+                raise
+            ds._advance(load_manifest(ds._store))
+    raise AssertionError("unreachable")
+
+
 def delete(ds: Dataset, predicate: Filter) -> DeleteResult:
     """Mark the rows matching ``predicate`` deleted and commit a ``Delete``."""
+    return _retrying(ds, lambda: _delete(ds, predicate))
+
+
+def _delete(ds: Dataset, predicate: Filter) -> DeleteResult:
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
     for frag, batch in _scan(ds, [], predicate):
@@ -169,6 +190,10 @@ def delete(ds: Dataset, predicate: Filter) -> DeleteResult:
 
 def update(ds: Dataset, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
     """Rewrite the rows matching ``where`` with ``updates`` (column -> SQL expression)."""
+    return _retrying(ds, lambda: _update(ds, updates, where))
+
+
+def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> UpdateResult:
     table = ds.semantic_schema
     for name in updates:
         if name not in table.names:
@@ -250,9 +275,13 @@ class MergeInsertBuilder:
 
     def execute(self, data: Any) -> MergeInsertResult:
         """Apply the merge with ``data`` as the source and commit one ``Update``."""
+        source = coerce_reader(data).read_all()
+        return _retrying(self._ds, lambda: self._execute(source))
+
+    def _execute(self, data: pa.Table) -> MergeInsertResult:
         ds = self._ds
         out = ds.schema
-        source = _conform_source(coerce_reader(data).read_all(), out, self._on)
+        source = _conform_source(data, out, self._on)
         n = source.num_rows
         matched_source = np.zeros(n, dtype=bool)
         src_keys = source.select(self._on).append_column("__src", pa.array(np.arange(n)))
