@@ -1,15 +1,560 @@
-"""Compaction: ``ds.optimize.compact_files`` (layer L5)."""
+"""Compaction: ``ds.optimize.compact_files`` (layer L5; facts §3 "compact_files", Trap 8).
+
+Planning follows pylance 14.0.2 (``DefaultCompactionPlanner``), fragment by fragment in
+manifest order:
+
+* a fragment whose deleted fraction (``num_deleted / physical_rows``, in float32) is greater
+  than ``materialize_deletions_threshold`` is rewritten even alone (when
+  ``materialize_deletions``; a threshold of 1.0 or more turns that off);
+* else a fragment with fewer than ``target_rows_per_fragment`` *physical* rows is a candidate
+  that is merged only together with adjacent candidates;
+* other fragments end a run of candidates. A run that is one merge-only fragment is left
+  alone; every other run is split into tasks of at least ``target_rows_per_fragment`` *live*
+  rows (the rest joins the last task).
+
+Each task's live rows (deleted rows are gone) are written, in order, into
+``n = max(1, rows // target_rows_per_fragment)`` new fragments of as even a size as
+possible (the first ``rows % n`` get one row more), like pylance 14. Then two commits, as
+pylance makes them: ``ReserveFragments{n_total}`` and ``Rewrite{groups}`` whose new fragments
+carry the reserved ids; both transactions read the version that was planned.
+
+Rows keep their order within a task. pylance 14 sorts a manifest's fragments by id after
+every commit, so a merged fragment (new, higher id) moves behind the fragments it did not
+replace; where the new fragments land is decided by the commit layer's ``Rewrite``.
+
+On a flagged table the merged data files take per column the one physical layout that holds
+every source layout (:mod:`lance_semantic.dataset.compaction_layout`); a column no merged
+fragment holds stays absent (it reads as nulls). On a legacy table every data file has the
+table's one Arrow type and the new files are written in it, with every column of the schema
+(missing ones as nulls), as pylance does; a narrow-key dictionary column whose merged file
+pylance's encoder cannot read back fails the compaction instead of corrupting the table.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from ..errors import NotSupportedYetError
+import numpy as np
+import pyarrow as pa
+
+from ..commit.committer import commit
+from ..errors import NotSupportedYetError, WriteError
+from ..manifest import flags
+from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
+from ..read.convert import Converter, convert_batch
+from ..read.plan import plan_data_file
+from ..read.scan import deleted_rows
+from ..schema.arrow import schema_to_arrow
+from ..schema.field import Field, TableSchema
+from ..storage.datafile import DataFileReader
+from ..storage.object_store import ObjectStore
+from ..storage.paths import DATA_DIR
+from ..write.boundary import check_invariant
+from ..write.fragments import write_fragments
+from .compaction_layout import MergedColumn, converter, merge_column
 
 if TYPE_CHECKING:
     from .dataset import Dataset
 
-__all__ = ["DatasetOptimizer"]
+__all__ = [
+    "DatasetOptimizer",
+    "CompactionMetrics",
+    "CompactionOptions",
+    "CompactionTask",
+    "plan_compaction",
+    "output_row_counts",
+]
+
+#: manifest config keys that give defaults to the options (pylance 14: ``lance.compaction.*``)
+CONFIG_PREFIX = "lance.compaction."
+#: rows per read batch when the caller does not say (pylance's scanner default)
+DEFAULT_BATCH_SIZE = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionMetrics:
+    """What a compaction did (pylance's ``CompactionMetrics``).
+
+    ``files_removed`` counts data and deletion files of the replaced fragments,
+    ``files_added`` the data files of the new ones.
+    """
+
+    fragments_removed: int = 0
+    fragments_added: int = 0
+    files_removed: int = 0
+    files_added: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOptions:
+    """Resolved options: explicit arguments, then ``lance.compaction.*`` table config, then
+    pylance's defaults."""
+
+    target_rows_per_fragment: int = 1024 * 1024
+    max_rows_per_group: int = 1024
+    materialize_deletions: bool = True
+    materialize_deletions_threshold: float = 0.1
+    num_threads: int | None = None
+    batch_size: int | None = None
+
+    @classmethod
+    def resolve(cls, config: Mapping[str, str], **explicit: object) -> CompactionOptions:
+        values: dict[str, object] = {}
+        for key, raw in config.items():
+            if key.startswith(CONFIG_PREFIX):
+                name = key[len(CONFIG_PREFIX) :]
+                if name in _PARSERS:
+                    values[name] = _PARSERS[name](key, raw)
+        values.update({k: v for k, v in explicit.items() if v is not None})
+        options = cls(**values)  # type: ignore[arg-type]
+        options._validate()
+        if options.materialize_deletions and options.materialize_deletions_threshold >= 1.0:
+            options = replace(options, materialize_deletions=False)
+        return options
+
+    def _validate(self) -> None:
+        for name in ("target_rows_per_fragment", "max_rows_per_group"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        for name in ("num_threads", "batch_size"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+
+
+def _parse_int(key: str, raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(
+            f"Invalid value for {key}: {raw!r} (expected a non-negative integer)"
+        ) from None
+
+
+def _parse_bool(key: str, raw: str) -> bool:
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    raise ValueError(f"Invalid value for {key}: {raw!r} (expected 'true' or 'false')")
+
+
+def _parse_float(key: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"Invalid value for {key}: {raw!r} (expected a float)") from None
+
+
+_PARSERS: dict[str, Callable[[str, str], object]] = {
+    "target_rows_per_fragment": _parse_int,
+    "max_rows_per_group": _parse_int,
+    "materialize_deletions": _parse_bool,
+    "materialize_deletions_threshold": _parse_float,
+    "batch_size": _parse_int,
+}
+
+
+# ---- planning ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionTask:
+    """Adjacent fragments rewritten together into new fragments."""
+
+    fragments: tuple[Fragment, ...]
+    #: live rows per fragment, as planned (deletion counts from the manifest)
+    row_counts: tuple[int, ...]
+
+    @property
+    def num_rows(self) -> int:
+        return sum(self.row_counts)
+
+
+def _num_deleted(store: ObjectStore, fragment: Fragment) -> int:
+    """pylance's ``count_deletions``: the recorded count, else the deletion file's size."""
+    d = fragment.deletion_file
+    if d is None:
+        return 0
+    if d.num_deleted_rows:
+        return d.num_deleted_rows
+    rows = deleted_rows(store, fragment)
+    return 0 if rows is None else len(rows)
+
+
+def _split_for_size(
+    fragments: list[Fragment], counts: list[int], min_rows: int
+) -> list[CompactionTask]:
+    """pylance's ``CandidateBin::split_for_size``: tasks of at least ``min_rows`` rows, the
+    remainder joining the last one."""
+    tasks = []
+    start = 0
+    while True:
+        length = rows = 0
+        while rows < min_rows and start + length < len(counts):
+            rows += counts[start + length]
+            length += 1
+        if sum(counts[start + length :]) >= min_rows:
+            end = start + length
+        else:
+            end = len(counts)
+        tasks.append(CompactionTask(tuple(fragments[start:end]), tuple(counts[start:end])))
+        if end == len(counts):
+            return tasks
+        start = end
+
+
+def plan_compaction(
+    store: ObjectStore, manifest: Manifest, options: CompactionOptions
+) -> list[CompactionTask]:
+    """The tasks pylance 14 plans for ``manifest`` (see the module doc)."""
+    threshold = np.float32(options.materialize_deletions_threshold)
+    runs: list[tuple[list[Fragment], list[int], list[bool]]] = []
+    current: tuple[list[Fragment], list[int], list[bool]] | None = None
+    for fragment in manifest.fragments:
+        physical = fragment.physical_rows
+        deleted = _num_deleted(store, fragment)
+        share = np.float32(deleted) / np.float32(physical) if physical else np.float32(0)
+        if options.materialize_deletions and share > threshold:
+            itself: bool | None = True
+        elif physical < options.target_rows_per_fragment:
+            itself = False
+        else:
+            itself = None
+        if itself is None:
+            if current is not None:
+                runs.append(current)
+                current = None
+            continue
+        if current is None:
+            current = ([], [], [])
+        current[0].append(fragment)
+        current[1].append(physical - deleted)
+        current[2].append(itself)
+    if current is not None:
+        runs.append(current)
+    tasks: list[CompactionTask] = []
+    for frags, counts, itself_flags in runs:
+        if len(frags) == 1 and not itself_flags[0]:
+            continue  # a lone small fragment has nobody to merge with
+        tasks.extend(_split_for_size(frags, counts, options.target_rows_per_fragment))
+    return tasks
+
+
+def output_row_counts(rows: int, target: int) -> list[int]:
+    """Rows of each new fragment of a task with ``rows`` live rows (pylance 14 balances them).
+
+    >>> output_row_counts(2101, 1000), output_row_counts(1800, 1000), output_row_counts(7, 2)
+    ([1051, 1050], [1800], [3, 2, 2])
+    """
+    if rows <= 0:
+        return []
+    n = max(1, rows // target)
+    base, extra = divmod(rows, n)
+    return [base + 1] * extra + [base] * (n - extra)
+
+
+# ---- reading the sources in their physical layouts -----------------------------------------
+
+
+class _Source:
+    """One fragment of a task: its data files, the file field holding each top-level table
+    field, and its live rows as batches of physical arrays keyed by field id."""
+
+    def __init__(self, store: ObjectStore, table: TableSchema, fragment: Fragment) -> None:
+        self.fragment = fragment
+        self.files: list[tuple[DataFileReader, dict[int, str]]] = []
+        self.fields: dict[int, pa.Field] = {}
+        for df in fragment.files:
+            if df.file_major_version < 2:
+                raise NotSupportedYetError("compacting legacy (0.1) data files")
+            reader = DataFileReader(store, df.path)
+            plan = plan_data_file(table, df, reader.schema)
+            columns = {fid: name for fid, name in plan.columns.items() if fid not in self.fields}
+            for fid, name in columns.items():
+                self.fields[fid] = reader.schema.field(name)
+            if columns:
+                self.files.append((reader, columns))
+        deleted = deleted_rows(store, fragment)
+        self.deleted = deleted if deleted is not None and len(deleted) else None
+        self.live_rows = fragment.physical_rows - (0 if self.deleted is None else len(self.deleted))
+
+    def _ranges(self, batch_size: int) -> Iterator[tuple[int, int, dict[int, pa.Array]]]:
+        n = self.fragment.physical_rows
+        if len(self.files) == 1:
+            reader, columns = self.files[0]
+            start = 0
+            for b in reader.read(list(columns.values()), 0, n, batch_size):
+                yield start, b.num_rows, {fid: b.column(name) for fid, name in columns.items()}
+                start += b.num_rows
+            return
+        for start in range(0, n, batch_size):
+            count = min(batch_size, n - start)
+            arrays: dict[int, pa.Array] = {}
+            for reader, columns in self.files:
+                got = list(reader.read(list(columns.values()), start, count, count))
+                b = got[0] if len(got) == 1 else pa.Table.from_batches(got).combine_chunks()
+                for fid, name in columns.items():
+                    col = b.column(name)
+                    arrays[fid] = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            yield start, count, arrays
+
+    def batches(self, batch_size: int) -> Iterator[tuple[int, dict[int, pa.Array]]]:
+        """(rows, arrays) of the live rows, in physical order."""
+        for start, count, arrays in self._ranges(batch_size):
+            keep = None
+            if self.deleted is not None:
+                lo, hi = np.searchsorted(self.deleted, [start, start + count])
+                if hi > lo:
+                    keep = np.ones(count, dtype=bool)
+                    keep[self.deleted[lo:hi] - start] = False
+            if keep is None:
+                yield count, arrays
+            elif keep.any():
+                mask = pa.array(keep)
+                yield int(keep.sum()), {fid: a.filter(mask) for fid, a in arrays.items()}
+
+
+def _physical(arr: pa.Array) -> pa.Array:
+    return arr.storage if isinstance(arr, pa.ExtensionArray) else arr
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """The new data files' columns for one task."""
+
+    columns: tuple[MergedColumn, ...]
+    schema: pa.Schema
+    flagged: bool
+
+
+def _layout(table: TableSchema, sources: Sequence[_Source], flagged: bool) -> _Layout:
+    if not flagged:  # legacy: the table's one Arrow type per field, every column
+        physical = schema_to_arrow(table)
+        columns = tuple(MergedColumn(f, physical.field(i)) for i, f in enumerate(table.fields))
+        return _Layout(columns, physical, False)
+    merged = []
+    for f in table.fields:
+        column = merge_column(f, [s.fields[f.id] for s in sources if f.id in s.fields])
+        if column is not None:
+            merged.append(column)
+    schema = pa.schema([c.arrow for c in merged], metadata=dict(table.metadata) or None)
+    return _Layout(tuple(merged), schema, True)
+
+
+def _task_batches(
+    sources: Sequence[_Source], layout: _Layout, batch_size: int
+) -> Iterator[pa.RecordBatch]:
+    """The live rows of every source, in order, in the layout's exact physical schema."""
+    cache: dict[int, tuple[pa.DataType, Converter]] = {}  # column -> last source type
+    schema = layout.schema
+    for source in sources:
+        for rows, arrays in source.batches(batch_size):
+            columns: list[pa.Array] = []
+            converters: list[Converter] = []
+            for i, column in enumerate(layout.columns):
+                target = schema.field(i).type
+                arr = arrays.get(column.field.id)
+                if arr is None:
+                    columns.append(pa.nulls(rows, target))
+                    converters.append(_identity)
+                    continue
+                arr = _physical(arr) if layout.flagged else arr
+                known = cache.get(i)
+                if known is not None and known[0] == arr.type:
+                    conv = known[1]
+                else:
+                    conv = converter(arr.type, target, column.field.path)
+                    cache[i] = (arr.type, conv)
+                columns.append(arr)
+                converters.append(conv)
+            raw = pa.RecordBatch.from_arrays(columns, names=[f"c{i}" for i in range(len(columns))])
+            for batch in convert_batch(raw, converters, schema):
+                if layout.flagged:
+                    check_invariant(batch.columns, schema, [c.field for c in layout.columns])
+                yield batch
+
+
+def _identity(arr: pa.Array) -> pa.Array:
+    return arr
+
+
+class _Rows:
+    """Takes exactly ``n`` rows at a time from a stream of batches."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self._batches = batches
+        self._pending: pa.RecordBatch | None = None
+
+    def take(self, n: int) -> Iterator[pa.RecordBatch]:
+        while n > 0:
+            batch = self._pending if self._pending is not None else next(self._batches, None)
+            self._pending = None
+            if batch is None:
+                raise AssertionError("compaction read fewer rows than planned")
+            if batch.num_rows > n:
+                self._pending = batch.slice(n)
+                batch = batch.slice(0, n)
+            n -= batch.num_rows
+            if batch.num_rows:
+                yield batch
+
+
+def _rewrite(
+    store: ObjectStore,
+    manifest: Manifest,
+    flagged: bool,
+    task: CompactionTask,
+    options: CompactionOptions,
+    on_file: Callable[[str], None],
+) -> tuple[Fragment, ...]:
+    """Write the live rows of ``task`` as new (id-less) fragments."""
+    table = manifest.schema
+    sources = [_Source(store, table, f) for f in task.fragments]
+    layout = _layout(table, sources, flagged)
+    rows = sum(s.live_rows for s in sources)
+    stream = _Rows(_task_batches(sources, layout, options.batch_size or DEFAULT_BATCH_SIZE))
+    fields = [c.field for c in layout.columns]
+    out: list[Fragment] = []
+    for n in output_row_counts(rows, options.target_rows_per_fragment):
+        written = write_fragments(
+            store,
+            stream.take(n),
+            fields,
+            version=manifest.data_storage_version,
+            max_rows_per_file=n,
+            on_file=on_file,
+        )
+        if len(written) != 1 or written[0].physical_rows != n:
+            raise AssertionError(f"compaction wrote {written} for {n} rows")
+        if not flagged:
+            _verify_narrow_dictionaries(store, written[0], layout.schema)
+        out.extend(written)
+    return tuple(out)
+
+
+def _narrow_dictionary(dt: pa.DataType) -> bool:
+    if pa.types.is_dictionary(dt):
+        return bool(dt.index_type.bit_width < 32)
+    if isinstance(dt, pa.ExtensionType):
+        return _narrow_dictionary(dt.storage_type)
+    return any(_narrow_dictionary(dt.field(i).type) for i in range(dt.num_fields))
+
+
+def _verify_narrow_dictionaries(store: ObjectStore, fragment: Fragment, schema: pa.Schema) -> None:
+    """Read back the 8/16-bit dictionary columns of a new legacy data file.
+
+    A legacy table's files must keep the table's dictionary key, and pylance 14's encoder
+    writes an unreadable file when the dictionaries of a file's batches together outgrow a
+    narrow key (pylance's own compaction then corrupts the table); fail instead.
+    """
+    names = [f.name for f in schema if _narrow_dictionary(f.type)]
+    if not names:
+        return
+    name = fragment.files[0].path
+    try:
+        for _ in DataFileReader(store, name).read(names, 0, fragment.physical_rows, 65536):
+            pass
+    except (OSError, pa.ArrowException) as e:
+        raise WriteError(
+            f"compaction cannot merge the dictionary column(s) {', '.join(names)} of this "
+            f"legacy table: the merged dictionaries outgrow the table's dictionary key "
+            f"({e}); use a smaller target_rows_per_fragment or upgrade the table"
+        ) from e
+
+
+# ---- checks and the commit ------------------------------------------------------------------
+
+
+def _is_blob(field: Field) -> bool:
+    ext = field.extension_name or field.metadata.get("ARROW:extension:name", b"").decode()
+    return ext == "lance.blob.v2" or "lance-encoding:blob" in field.metadata
+
+
+def _check_supported(manifest: Manifest) -> None:
+    if manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
+        raise NotSupportedYetError("compact_files on tables with stable row ids")
+    if manifest.index_section is not None:
+        raise NotSupportedYetError("compact_files on tables with indices (index remapping)")
+    if manifest.data_storage_version in ("0.1", "legacy"):
+        raise NotSupportedYetError("compacting legacy (0.1) data files")
+    if any(_is_blob(f) for f in manifest.schema):
+        raise NotSupportedYetError("compact_files on tables with blob columns")
+
+
+def _metrics(groups: Sequence[RewriteGroup]) -> CompactionMetrics:
+    old = [f for g in groups for f in g.old_fragments]
+    new = [f for g in groups for f in g.new_fragments]
+    return CompactionMetrics(
+        fragments_removed=len(old),
+        fragments_added=len(new),
+        files_removed=sum(len(f.files) + (f.deletion_file is not None) for f in old),
+        files_added=sum(len(f.files) + (f.deletion_file is not None) for f in new),
+    )
+
+
+def compact_files(ds: Dataset, options: CompactionOptions) -> CompactionMetrics:
+    """Plan, rewrite and commit (see the module doc); advances ``ds`` to the new version."""
+    store, base = ds._store, ds.manifest
+    _check_supported(base)
+    flags.check_writable(base, ds.uri)
+    tasks = plan_compaction(store, base, options)
+    if not tasks:
+        return CompactionMetrics()
+    written: list[str] = []
+    workers = min(options.num_threads or os.cpu_count() or 1, len(tasks))
+
+    def run(task: CompactionTask) -> tuple[Fragment, ...]:
+        return _rewrite(store, base, ds.semantic_types, task, options, written.append)
+
+    try:
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = list(pool.map(run, tasks))
+        else:
+            results = [run(t) for t in tasks]
+        total = sum(len(r) for r in results)
+        reserved = commit(store, base, ReserveFragments(num_fragments=total))
+        assert reserved.max_fragment_id is not None
+        next_id = reserved.max_fragment_id + 1 - total
+        groups = []
+        for task, new in zip(tasks, results, strict=True):
+            ids = range(next_id, next_id + len(new))
+            next_id += len(new)
+            numbered = tuple(replace(f, id=i) for f, i in zip(new, ids, strict=True))
+            groups.append(RewriteGroup(old_fragments=task.fragments, new_fragments=numbered))
+        manifest = commit(store, base, Rewrite(groups=tuple(groups)))
+    except BaseException:
+        for name in written:
+            store.delete(f"{DATA_DIR}/{name}")
+        raise
+    ds._advance(manifest)
+    return _metrics(groups)
+
+
+#: pylance 14 options lance-semantic does not implement, with the values that mean "off"
+_PYLANCE_ONLY: dict[str, tuple[object, ...]] = {
+    "max_bytes_per_file": (None,),
+    "defer_index_remap": (None, False),
+    "compaction_mode": (None, "reencode"),
+    "binary_copy_read_batch_bytes": (None,),
+    "max_source_fragments": (None,),
+    "max_source_rows": (None,),
+    "max_source_bytes": (None,),
+    "excluded_fragment_ids": (None, [], ()),
+    "data_storage_version": (None,),
+}
+
+
+def _check_pylance_options(options: Mapping[str, object]) -> None:
+    for name, value in options.items():
+        if name not in _PYLANCE_ONLY:
+            raise TypeError(f"compact_files() got an unexpected keyword argument {name!r}")
+        if value not in _PYLANCE_ONLY[name]:
+            raise NotSupportedYetError(f"compact_files({name}={value!r})")
 
 
 class DatasetOptimizer:
@@ -18,5 +563,59 @@ class DatasetOptimizer:
     def __init__(self, ds: Dataset) -> None:
         self._ds = ds
 
-    def compact_files(self, **options: Any) -> Any:
-        raise NotSupportedYetError("optimize.compact_files")
+    def compact_files(
+        self,
+        *,
+        target_rows_per_fragment: int | None = None,
+        max_rows_per_group: int | None = None,
+        materialize_deletions: bool | None = None,
+        materialize_deletions_threshold: float | None = None,
+        num_threads: int | None = None,
+        batch_size: int | None = None,
+        **pylance_options: object,
+    ) -> CompactionMetrics:
+        """Merge small adjacent fragments and materialize deletions, like pylance 14.
+
+        Parameters
+        ----------
+        target_rows_per_fragment
+            Fragments with fewer physical rows are merged with small neighbours; new
+            fragments hold about this many rows. Default ``1024 * 1024``.
+        max_rows_per_group
+            Accepted for pylance compatibility; only legacy (0.1) files have row groups.
+            Default 1024.
+        materialize_deletions, materialize_deletions_threshold
+            Rewrite a fragment whose deleted fraction exceeds the threshold (default
+            ``True`` and ``0.1``; a threshold of 1.0 or more never materializes).
+        num_threads
+            How many tasks are rewritten in parallel (default: the number of CPUs).
+        batch_size
+            Rows per read batch (default 8192).
+
+        Defaults not given here come from the table config ``lance.compaction.<name>``.
+        No version is committed when there is nothing to compact. pylance's other options
+        (``max_bytes_per_file``, ``compaction_mode``, ``defer_index_remap``, …) are refused
+        unless they are ``None`` or their default.
+
+        Returns
+        -------
+        CompactionMetrics
+
+        Raises
+        ------
+        NotSupportedYetError
+            Tables with stable row ids, indices, blob columns or legacy (0.1) files.
+        CommitConflictError
+            A concurrent writer changed one of the rewritten fragments.
+        """
+        _check_pylance_options(pylance_options)
+        options = CompactionOptions.resolve(
+            self._ds.manifest.config,
+            target_rows_per_fragment=target_rows_per_fragment,
+            max_rows_per_group=max_rows_per_group,
+            materialize_deletions=materialize_deletions,
+            materialize_deletions_threshold=materialize_deletions_threshold,
+            num_threads=num_threads,
+            batch_size=batch_size,
+        )
+        return compact_files(self._ds, options)
