@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,8 +76,19 @@ def _create_worker(uri: str, worker: int) -> str:
 def pool() -> Iterator[Any]:
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(WORKERS)
-    with ctx.Pool(WORKERS, initializer=_init_worker, initargs=(barrier,)) as p:
-        yield p
+    # spawned interpreters import this module by name (tests.interop.test_concurrency) with
+    # the parent's sys.path, which lacks the project root under a plain ``pytest`` run
+    root = str(Path(__file__).resolve().parents[2])
+    added = root not in sys.path
+    if added:
+        sys.path.insert(0, root)
+    try:
+        workers = ctx.Pool(WORKERS, initializer=_init_worker, initargs=(barrier,))
+    finally:
+        if added:
+            sys.path.remove(root)
+    with workers:
+        yield workers
 
 
 def _run(pool: Any, fn: Any, args: list[tuple]) -> list[Any]:
