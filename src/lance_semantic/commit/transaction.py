@@ -80,6 +80,8 @@ def apply_transaction(
         nxt = _overwrite(txn.operation, base, data_format)
     else:
         nxt = _apply(txn.operation, base)
+    if not isinstance(txn.operation, Restore):  # pylance keeps fragments sorted by id
+        nxt = replace(nxt, fragments=tuple(sorted(nxt.fragments, key=lambda f: f.id)))
     high = max((f.id for f in nxt.fragments), default=-1)
     prev_high = -1 if base is None or base.max_fragment_id is None else base.max_fragment_id
     max_fragment_id = max(

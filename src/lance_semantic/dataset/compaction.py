@@ -429,9 +429,16 @@ def _rewrite(
             on_file=on_file,
         )
         if len(written) != 1 or written[0].physical_rows != n:
+            # the writer starts a new file when merged dictionaries outgrow an 8/16-bit key
+            # (pylance 14 would write an unreadable file); a legacy table must keep its key
+            names = [f.name for f in layout.schema if _narrow_dictionary(f.type)]
+            if names:
+                raise WriteError(
+                    f"compaction cannot merge the dictionary column(s) {', '.join(names)} of "
+                    "this legacy table: the merged dictionaries outgrow the table's dictionary "
+                    "key; use a smaller target_rows_per_fragment or upgrade the table"
+                )
             raise AssertionError(f"compaction wrote {written} for {n} rows")
-        if not flagged:
-            _verify_narrow_dictionaries(store, written[0], layout.schema)
         out.extend(written)
     return tuple(out)
 
@@ -442,28 +449,6 @@ def _narrow_dictionary(dt: pa.DataType) -> bool:
     if isinstance(dt, pa.ExtensionType):
         return _narrow_dictionary(dt.storage_type)
     return any(_narrow_dictionary(dt.field(i).type) for i in range(dt.num_fields))
-
-
-def _verify_narrow_dictionaries(store: ObjectStore, fragment: Fragment, schema: pa.Schema) -> None:
-    """Read back the 8/16-bit dictionary columns of a new legacy data file.
-
-    A legacy table's files must keep the table's dictionary key, and pylance 14's encoder
-    writes an unreadable file when the dictionaries of a file's batches together outgrow a
-    narrow key (pylance's own compaction then corrupts the table); fail instead.
-    """
-    names = [f.name for f in schema if _narrow_dictionary(f.type)]
-    if not names:
-        return
-    name = fragment.files[0].path
-    try:
-        for _ in DataFileReader(store, name).read(names, 0, fragment.physical_rows, 65536):
-            pass
-    except (OSError, pa.ArrowException) as e:
-        raise WriteError(
-            f"compaction cannot merge the dictionary column(s) {', '.join(names)} of this "
-            f"legacy table: the merged dictionaries outgrow the table's dictionary key "
-            f"({e}); use a smaller target_rows_per_fragment or upgrade the table"
-        ) from e
 
 
 # ---- checks and the commit ------------------------------------------------------------------

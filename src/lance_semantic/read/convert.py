@@ -89,10 +89,12 @@ def _to_plain(path: str, target: pa.DataType) -> Converter:
     needs_check = target in (pa.string(), pa.binary())
 
     def convert(arr: pa.Array) -> pa.Array:
-        if pa.types.is_dictionary(arr.type):
-            arr = arr.cast(arr.type.value_type)  # decode
         if arr.type == target:
             return arr
+        if pa.types.is_dictionary(arr.type):  # decode into the 64-bit layout, then check
+            value = arr.type.value_type
+            wide = pa.large_string() if _is_str(value) else pa.large_binary()
+            arr = arr.cast(wide)
         if needs_check:
             total, largest = _value_bytes(arr)
             if total > OFFSET_LIMIT:

@@ -20,7 +20,8 @@ def legacy_aliases(schema: TableSchema) -> list[Field]:
 
 
 def _upgrade_field(field: Field) -> Field:
-    if not is_legacy_alias(field.logical_type):
+    # dictionaries of non-string values are no alias at all: parsing refuses them
+    if not (is_legacy_alias(field.logical_type) or field.logical_type.startswith("dict:")):
         return field
     canonical, implied = parse_any_logical_type(field.logical_type, path=field.path)
     metadata = dict(field.metadata)

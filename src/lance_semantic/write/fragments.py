@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..manifest.model import DataFile, Fragment
 from ..schema.datafile import data_file_field_ids
@@ -77,6 +78,49 @@ def _unsliced(batch: pa.RecordBatch) -> pa.RecordBatch:
     )
 
 
+def _narrow_dictionaries(batch: pa.RecordBatch) -> Iterator[tuple[str, pa.DictionaryArray]]:
+    """Top-level and struct-member dictionary columns whose keys are narrower than 32 bits."""
+
+    def walk(name: str, arr: pa.Array) -> Iterator[tuple[str, pa.DictionaryArray]]:
+        if pa.types.is_dictionary(arr.type) and arr.type.index_type.bit_width < 32:
+            yield name, arr
+        elif pa.types.is_struct(arr.type):
+            for i in range(arr.type.num_fields):
+                yield from walk(f"{name}.{arr.type.field(i).name}", arr.field(i))
+
+    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        yield from walk(name, col)
+
+
+class _NarrowDictionaries:
+    """Distinct values so far of each narrow-key dictionary column of one data file.
+
+    pylance 14's encoder merges the dictionaries of all batches of a file; when the union
+    outgrows an 8/16-bit key it writes a file it cannot read back ("corrupt file
+    dictionary"). A batch that would overflow a key therefore starts a new data file, and
+    every file keeps the input layout.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, pa.Array] = {}
+
+    def fits(self, batch: pa.RecordBatch) -> bool:
+        merged = {}
+        for name, arr in _narrow_dictionaries(batch):
+            key = arr.type.index_type
+            capacity = 1 << (key.bit_width - (1 if pa.types.is_signed_integer(key) else 0))
+            before = self._seen.get(name)
+            values = (
+                arr.dictionary if before is None else pa.concat_arrays([before, arr.dictionary])
+            )
+            union = pc.unique(values)
+            if before is not None and len(union) > capacity:
+                return False
+            merged[name] = union
+        self._seen.update(merged)
+        return True
+
+
 def write_fragments(
     store: ObjectStore,
     batches: Iterable[pa.RecordBatch],
@@ -113,15 +157,19 @@ def write_fragments(
         )
         fragments.append(Fragment(id=0, files=(data_file,), physical_rows=written.num_rows))
 
+    dictionaries = _NarrowDictionaries()
     for batch in batches:
         while batch.num_rows:
             if writer is not None and (
                 writer.num_rows >= max_rows_per_file
                 or not batch.schema.equals(writer.schema, check_metadata=True)
+                or not dictionaries.fits(batch)
             ):
                 finish()
                 writer = None
             if writer is None:
+                dictionaries = _NarrowDictionaries()
+                dictionaries.fits(batch)
                 name = new_data_file_name()
                 if on_file is not None:
                     on_file(name)
