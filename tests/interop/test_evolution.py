@@ -25,7 +25,11 @@ import pytest
 
 import lance_semantic as ls
 from lance_semantic.commit.committer import load_manifest
-from lance_semantic.dataset.evolution import ColumnNotFoundError, SchemaEvolutionError
+from lance_semantic.dataset.evolution import (
+    ColumnNotFoundError,
+    SchemaEvolutionError,
+    add_columns,
+)
 from lance_semantic.manifest.codec import decode_transaction
 from lance_semantic.storage.object_store import open_store
 
@@ -145,7 +149,14 @@ class Result:
     semantic_schema: ls.TableSchema
 
 
-def _compare(tmp_path: Path, version: str, op: Op, *, retyped: tuple[str, ...] = ()) -> Result:
+def _compare(
+    tmp_path: Path,
+    version: str,
+    op: Op,
+    *,
+    retyped: tuple[str, ...] = (),
+    their_op: Op | None = None,
+) -> Result:
     """Run ``op`` on both copies and compare everything.
 
     ``retyped`` names the (new) columns whose type changed and that carried field metadata:
@@ -154,7 +165,7 @@ def _compare(tmp_path: Path, version: str, op: Op, *, retyped: tuple[str, ...] =
     ours, theirs = _base(tmp_path, version)
     original = {f[0]: f[5] for f in _fields(ours)}
     op(ls.dataset(ours))
-    op(lance.dataset(theirs))
+    (their_op or op)(lance.dataset(theirs))
     mine, their = _fields(ours), _fields(theirs)
     assert [f[:5] for f in mine] == [f[:5] for f in their]
     for m, t in zip(mine, their, strict=True):
@@ -235,6 +246,31 @@ def test_add_columns_from_a_batch_function(tmp_path: Path) -> None:
 def test_add_columns_from_data_aligned_with_live_rows(tmp_path: Path) -> None:
     values = pa.table({"z": pa.array(range(7), pa.int64())})  # 10 rows, 3 deleted
     _compare(tmp_path, "2.2", lambda ds: ds.add_columns(values))
+
+
+def test_add_columns_in_small_batches_around_deleted_rows(tmp_path: Path) -> None:
+    """Batches of 2 rows: some batches are wholly deleted, and deleted rows are never
+    evaluated (``10 / (a - 1)`` would divide by zero on the deleted row ``a = 1``)."""
+    exprs = {"k": "'lit'", "q": "10 / (a - 1)", "n1": "nn + 1"}
+    res = _compare(
+        tmp_path,
+        "2.2",
+        lambda ds: add_columns(ds, exprs, batch_size=2),
+        their_op=lambda ds: ds.add_columns(exprs, batch_size=2),
+    )
+    assert res.operation == ("Merge", False)
+
+
+def test_add_columns_keeps_row_order_in_big_batches(tmp_path: Path) -> None:
+    """One batch of 20,000 rows: DataFusion must not repartition it out of row order."""
+    n = 20_000
+    lance.write_dataset(pa.table({"a": pa.array(range(n), pa.int64())}), tmp_path / "p")
+    shutil.copytree(tmp_path / "p", tmp_path / "o")
+    add_columns(ls.dataset(str(tmp_path / "o")), {"b": "a * 2", "c": "a > 3"}, batch_size=n)
+    lance.dataset(tmp_path / "p").add_columns({"b": "a * 2", "c": "a > 3"})
+    ours = lance.dataset(tmp_path / "o").to_table()
+    assert ours.column("b").to_pylist() == [2 * i for i in range(n)]
+    _same_rows(ours, lance.dataset(tmp_path / "p").to_table())
 
 
 def test_add_columns_after_alter_gets_ids_past_every_data_file(tmp_path: Path) -> None:

@@ -41,6 +41,15 @@ _BINARY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
 _NUMERICAL = frozenset({"+", "-", "*", "/", "%"})
 
 
+def _session() -> Any:
+    """A DataFusion session that keeps rows in order: with more than one target partition
+    DataFusion repartitions a batch of over 8,192 rows round-robin and the values of one
+    expression come back out of row order."""
+    from datafusion import SessionConfig, SessionContext
+
+    return SessionContext(SessionConfig().with_target_partitions(1))
+
+
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     if not len(schema):
         return pa.RecordBatch.from_struct_array(pa.nulls(0, pa.struct([])))
@@ -208,9 +217,7 @@ def is_null_cast(sql: str, read_schema: pa.Schema) -> pa.DataType | None:
     pylance turns a set of such expressions into all-null columns (a metadata-only add,
     like ``add_columns(pa.field(...))``) instead of writing data files.
     """
-    from datafusion import SessionContext
-
-    df = SessionContext().from_arrow(_empty_batch(read_schema))
+    df = _session().from_arrow(_empty_batch(read_schema))
     try:
         expr = df.parse_sql_expr(sql)
     except Exception:  # DataFusion raises plain Exception; ColumnExpression reports it
@@ -229,13 +236,11 @@ class ColumnExpression:
     DataFusion's nullability)."""
 
     def __init__(self, name: str, sql: str, read_schema: pa.Schema) -> None:
-        from datafusion import SessionContext
-
         if not isinstance(sql, str):
             raise TypeError(f"column expressions must be strings, got {type(sql).__name__}")
         self.name = name
         self.sql = sql
-        self._ctx = SessionContext()
+        self._ctx = _session()
         df, expr = self._plan(_empty_batch(read_schema))
         try:
             self.field: pa.Field = df.select(expr.alias(name)).schema().field(0)
