@@ -500,17 +500,12 @@ def test_take_out_of_range_is_refused_like_pylance(multi: dict, writer: str) -> 
         ls.dataset(multi[writer]).take([0, N_ROWS])
 
 
-_CHILD_ORDER = pytest.mark.xfail(
-    strict=True,
-    reason="bug: take puts several selected children of one struct in request order, pylance "
-    "in schema order (dataset/scan.py _nest iterates groups.items())",
-)
 NESTED_TAKES = [
     ["i64", "st.y"],
     ["st.y"],
-    pytest.param(["st.y", "st.x", "i64"], marks=_CHILD_ORDER),
-    pytest.param(["st.z.w", "st.y"], marks=_CHILD_ORDER),
-    pytest.param(["i64", "st.z", "st.x"], marks=_CHILD_ORDER),
+    ["st.y", "st.x", "i64"],
+    ["st.z.w", "st.y"],
+    ["i64", "st.z", "st.x"],
     ["st", "st.x"],
 ]
 

@@ -189,8 +189,9 @@ def _nest(
     for p in paths:
         groups.setdefault(p[0], []).append(p[1:])
     fields, children = [], []
-    for name, sub in groups.items():
-        f, a = _nest(field.type.field(name), arr.field(name), sub)
+    members = [field.type.field(i).name for i in range(field.type.num_fields)]
+    for name in (m for m in members if m in groups):  # schema order, as pylance's take
+        f, a = _nest(field.type.field(name), arr.field(name), groups[name])
         fields.append(f)
         children.append(a)
     mask = arr.is_null() if arr.null_count else None
