@@ -28,10 +28,12 @@ class SqlExpression:
     """One SQL expression, evaluated batch by batch into one Arrow array per batch."""
 
     def __init__(self, sql: str) -> None:
-        from datafusion import SessionContext
+        from datafusion import SessionConfig, SessionContext
 
         self.sql = sql
-        self._ctx = SessionContext()
+        # one partition: with more, DataFusion may return a large batch's rows out of order,
+        # and a mask or a new column must line up with the batch row for row
+        self._ctx = SessionContext(SessionConfig().with_target_partitions(1))
 
     def evaluate(self, batch: pa.RecordBatch) -> pa.Array:
         df = self._ctx.from_arrow(batch)
