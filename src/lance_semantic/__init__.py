@@ -13,10 +13,12 @@ from .dataset.fragment import LanceFragment
 from .dataset.maintenance import upgrade
 from .dataset.writing import write_dataset
 from .errors import (
+    ColumnNotFoundError,
     CommitConflictError,
     CorruptManifestError,
     DatasetExistsError,
     DatasetNotFoundError,
+    DuplicateKeyError,
     InvalidExpressionError,
     InvalidJsonError,
     InvalidOutputEncodingError,
@@ -24,6 +26,7 @@ from .errors import (
     LanceSemanticError,
     NotSupportedYetError,
     OutputEncodingOverflowError,
+    SchemaEvolutionError,
     SchemaMismatchError,
     UnsupportedFeatureError,
     UnsupportedInputTypeError,
@@ -47,6 +50,9 @@ __all__ = [
     "errors",
     "LanceSemanticError",
     "CommitConflictError",
+    "ColumnNotFoundError",
+    "DuplicateKeyError",
+    "SchemaEvolutionError",
     "CorruptManifestError",
     "DatasetExistsError",
     "DatasetNotFoundError",

@@ -29,6 +29,8 @@ __all__ = [
     "NotSupportedYetError",
     "InvalidExpressionError",
     "DuplicateKeyError",
+    "ColumnNotFoundError",
+    "SchemaEvolutionError",
 ]
 
 
@@ -74,6 +76,32 @@ class DuplicateKeyError(WriteError, ValueError):
             f"merge_insert source has duplicate values of key column(s) {', '.join(keys)}: "
             "each key may appear at most once"
         )
+
+
+class ColumnNotFoundError(SchemaError, KeyError):
+    """Raised when a schema change names a column (or nested field) the table does not have."""
+
+    def __init__(self, field_path: str, available: tuple[str, ...] | list[str] = ()) -> None:
+        self.field_path = field_path
+        self.available = tuple(available)
+        msg = f"column '{field_path}' does not exist in the dataset"
+        if self.available:
+            msg += f" (columns: {', '.join(self.available)})"
+        super().__init__(msg)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class SchemaEvolutionError(SchemaError, ValueError):
+    """Raised when a schema change is invalid: a duplicate or dotted name, a cast pylance
+    refuses or that would lose values, nulls in a column made non-nullable, dropping every
+    column. Nothing is committed."""
+
+    def __init__(self, field_path: str, reason: str) -> None:
+        self.field_path = field_path
+        self.reason = reason
+        super().__init__(f"cannot change column '{field_path}': {reason}")
 
 
 class NotSupportedYetError(LanceSemanticError, NotImplementedError):

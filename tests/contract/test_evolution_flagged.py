@@ -16,7 +16,7 @@ from lance.file import LanceFileReader
 
 import lance_semantic as ls
 from lance_semantic.commit.committer import load_manifest
-from lance_semantic.dataset.evolution import ColumnNotFoundError, SchemaEvolutionError
+from lance_semantic.errors import ColumnNotFoundError, SchemaEvolutionError
 from lance_semantic.manifest.codec import decode_transaction
 from lance_semantic.manifest.flags import FLAG_SEMANTIC_TYPES
 from lance_semantic.storage.object_store import open_store

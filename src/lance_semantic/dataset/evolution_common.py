@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 
-from ..errors import NotSupportedYetError, SchemaError
+from ..errors import ColumnNotFoundError, NotSupportedYetError, SchemaEvolutionError
 from ..manifest.model import DataFile, Fragment, Manifest
 from ..read.output import output_schema
 from ..read.scan import ROW_OFFSET, FragmentReader
@@ -46,32 +46,6 @@ TOMBSTONE_FIELD_ID = -2
 
 #: a transform from the live rows of a read batch to the new columns for those rows
 Transform = Callable[[pa.RecordBatch], pa.RecordBatch]
-
-
-class ColumnNotFoundError(SchemaError, KeyError):
-    """Raised when a schema change names a column (or nested field) the table does not have."""
-
-    def __init__(self, field_path: str, available: Sequence[str] = ()) -> None:
-        self.field_path = field_path
-        self.available = tuple(available)
-        msg = f"column '{field_path}' does not exist in the dataset"
-        if self.available:
-            msg += f" (columns: {', '.join(self.available)})"
-        super().__init__(msg)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-class SchemaEvolutionError(SchemaError, ValueError):
-    """Raised when a schema change is invalid: a duplicate or dotted name, a cast pylance
-    refuses or that would lose values, nulls in a column made non-nullable, dropping every
-    column. Nothing is committed."""
-
-    def __init__(self, field_path: str, reason: str) -> None:
-        self.field_path = field_path
-        self.reason = reason
-        super().__init__(f"cannot change column '{field_path}': {reason}")
 
 
 def next_field_id(manifest: Manifest) -> int:
