@@ -228,7 +228,9 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
             removed_fragment_ids=tuple(removed),
             updated_fragments=tuple(updated),
             new_fragments=tuple(fragments),
-            fields_for_preserving_frag_bitmap=tuple(table.field(n).id for n in updates),
+            fields_for_preserving_frag_bitmap=tuple(
+                f.id for n in updates for f in table.field(n).walk()
+            ),
         )
         ds._advance(commit(ds._store, ds.manifest, op))
     except BaseException:
