@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -73,15 +74,26 @@ def _encoding_name(dt: pa.DataType) -> str:
     return names.get(dt, str(dt))
 
 
-def _value_bytes(arr: pa.Array) -> tuple[int, int]:
-    """(total, largest) value bytes of a plain or view string/binary array."""
+def _lengths(arr: pa.Array) -> pa.Array:
+    views = (pa.string_view(), pa.binary_view())
+    return pc.binary_length(arr.cast(pa.large_binary()) if arr.type in views else arr)
+
+
+def _total_bytes(arr: pa.Array) -> int:
+    """Value bytes of a plain, large or view string/binary array; O(1) for offset layouts
+    (the span of the offsets, which also holds for slices)."""
     if len(arr) == 0:
-        return 0, 0
-    lengths = pc.binary_length(
-        arr.cast(pa.large_binary()) if arr.type in (pa.string_view(), pa.binary_view()) else arr
-    )
-    total = pc.sum(lengths).as_py() or 0
-    return int(total), int(pc.max(lengths).as_py() or 0)
+        return 0
+    if arr.type in (pa.string_view(), pa.binary_view()):
+        return int(pc.sum(_lengths(arr)).as_py() or 0)
+    width = 8 if arr.type in (pa.large_string(), pa.large_binary()) else 4
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64 if width == 8 else np.int32)
+    return int(offsets[arr.offset + len(arr)] - offsets[arr.offset])
+
+
+def _largest(arr: pa.Array) -> int:
+    """The largest value's byte length (only needed for the overflow error)."""
+    return int(pc.max(_lengths(arr)).as_py() or 0) if len(arr) else 0
 
 
 def _to_plain(path: str, target: pa.DataType) -> Converter:
@@ -96,9 +108,8 @@ def _to_plain(path: str, target: pa.DataType) -> Converter:
             wide = pa.large_string() if _is_str(value) else pa.large_binary()
             arr = arr.cast(wide)
         if needs_check:
-            total, largest = _value_bytes(arr)
-            if total > OFFSET_LIMIT:
-                raise DoesNotFit(path, largest, _encoding_name(target))
+            if _total_bytes(arr) > OFFSET_LIMIT:
+                raise DoesNotFit(path, _largest(arr), _encoding_name(target))
             if arr.offset and (
                 pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
             ):
