@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..errors import InvalidExpressionError
 
-__all__ = ["SqlExpression", "referenced_columns"]
+__all__ = ["SqlExpression", "MatchCondition", "referenced_columns"]
 
 _IDENT = re.compile(r"'(?:[^']|'')*'|\"([^\"]+)\"|`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -45,3 +45,41 @@ class SqlExpression:
         if len(out) != batch.num_rows:  # an aggregate would collapse the rows
             raise InvalidExpressionError(self.sql, "must give one value per row")
         return out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
+
+
+class MatchCondition:
+    """A merge_insert ``when_matched_update_all(condition)``: SQL over the matched pairs,
+    naming columns ``target.<c>`` and ``source.<c>`` (as in pylance)."""
+
+    def __init__(self, sql: str) -> None:
+        from datafusion import SessionConfig, SessionContext
+
+        self.sql = sql
+        self._ctx = SessionContext(SessionConfig().with_target_partitions(1))
+
+    def mask(self, target: pa.Table, source: pa.Table) -> pa.Array:
+        """For aligned matched pairs (row i of ``target`` matches row i of ``source``), which
+        satisfy the condition (nulls count as false)."""
+        n = target.num_rows
+        index = pa.array(range(n), pa.int64())
+        self._ctx.register_record_batches(
+            "target", [target.append_column("__i", index).to_batches()]
+        )
+        self._ctx.register_record_batches(
+            "source", [source.append_column("__i", index).to_batches()]
+        )
+        try:
+            query = (
+                "SELECT target.__i FROM target JOIN source ON target.__i = source.__i "
+                f"WHERE {self.sql}"
+            )
+            hits = self._ctx.sql(query).to_arrow_table().column(0).to_pylist()
+        except Exception as e:  # DataFusion raises plain Exception
+            raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
+        finally:
+            self._ctx.deregister_table("target")
+            self._ctx.deregister_table("source")
+        keep = [False] * n
+        for i in hits:
+            keep[i] = True
+        return pa.array(keep, pa.bool_())

@@ -22,14 +22,13 @@ from ..commit.committer import commit, load_manifest
 from ..errors import (
     CommitConflictError,
     DuplicateKeyError,
-    NotSupportedYetError,
     SchemaMismatchError,
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Update
 from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
 from ..storage.deletions import write_deleted_rows
 from ..write.fragments import coerce_reader
-from .expressions import SqlExpression
+from .expressions import MatchCondition, SqlExpression
 from .writing import write_rows
 
 if TYPE_CHECKING:
@@ -259,11 +258,13 @@ class MergeInsertBuilder:
         self._insert = False
         self._delete = False
         self._delete_expr: str | None = None
+        self._condition: MatchCondition | None = None
 
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
-        if condition is not None:
-            raise NotSupportedYetError("merge_insert when_matched_update_all(condition=...)")
+        """Replace matched target rows by their source row; with ``condition`` (SQL naming
+        ``target.<column>`` and ``source.<column>``) only the pairs that satisfy it."""
         self._update = True
+        self._condition = MatchCondition(condition) if condition is not None else None
         return self
 
     def when_not_matched_insert_all(self) -> MergeInsertBuilder:
@@ -301,12 +302,19 @@ class MergeInsertBuilder:
                 matched_source[src_idx] = True
                 batch_offsets = batch.column(ROW_OFFSET).to_numpy()
                 if self._update and len(offsets):
-                    hits.setdefault(frag.id, []).append(offsets.astype(np.uint32))
-                    counts["updated"] += len(offsets)
                     pos = np.searchsorted(batch_offsets, offsets)
-                    yield _overlay(
-                        batch.take(pa.array(pos)), source.take(pa.array(src_idx)), source_cols, out
-                    )
+                    rows, src_rows = batch.take(pa.array(pos)), source.take(pa.array(src_idx))
+                    chosen = offsets
+                    if self._condition is not None:
+                        keep = self._condition.mask(
+                            pa.Table.from_batches([_without_offsets(rows)]), src_rows
+                        )
+                        rows, src_rows = rows.filter(keep), src_rows.filter(keep)
+                        chosen = offsets[keep.to_numpy(zero_copy_only=False)]
+                    if len(chosen):
+                        hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
+                        counts["updated"] += len(chosen)
+                        yield _overlay(rows, src_rows, source_cols, out)
                 if self._delete:
                     unmatched = np.ones(batch.num_rows, dtype=bool)
                     unmatched[np.searchsorted(batch_offsets, offsets)] = False

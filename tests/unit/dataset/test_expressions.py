@@ -30,3 +30,12 @@ def test_invalid_expression_names_the_expression() -> None:
 def test_referenced_columns_skips_string_literals() -> None:
     assert referenced_columns("a > 1 AND b = 'c d'", ["a", "b", "c", "d"]) == ["a", "b"]
     assert referenced_columns('"c" IS NULL', ["a", "c"]) == ["c"]
+
+
+def test_match_condition_sees_target_and_source_columns() -> None:
+    from lance_semantic.dataset.expressions import MatchCondition
+
+    target = pa.table({"v": [1, 5, None], "k": ["a", "b", "c"]})
+    source = pa.table({"v": [2, 4, 9], "k": ["a", "b", "c"]})
+    mask = MatchCondition("target.v < source.v").mask(target, source)
+    assert mask.to_pylist() == [True, False, False]  # null compares as not satisfied
