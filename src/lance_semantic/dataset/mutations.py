@@ -26,7 +26,9 @@ from ..errors import (
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Update
 from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
+from ..schema.compatibility import match_input_fields
 from ..storage.deletions import write_deleted_rows
+from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
 from .expressions import MatchCondition, SqlExpression
 from .writing import write_rows
@@ -284,6 +286,7 @@ class MergeInsertBuilder:
     def _execute(self, data: pa.Table) -> MergeInsertResult:
         ds = self._ds
         out = ds.schema
+        _check_source(ds, data.schema)
         source = _conform_source(data, out, self._on)
         n = source.num_rows
         matched_source = np.zeros(n, dtype=bool)
@@ -349,8 +352,19 @@ class MergeInsertBuilder:
         return MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
 
 
+def _check_source(ds: Dataset, schema: pa.Schema) -> None:
+    """The append rule applies to a merge source: exact Arrow types on a legacy table, an
+    accepted layout of each field's semantic type on a flagged one."""
+    table = ds.semantic_schema
+    if ds.semantic_types:
+        bind_input(table.fields, schema)
+    else:
+        match_input_fields(table, schema, allow_missing_nullable=True)
+
+
 def _conform_source(source: pa.Table, out: pa.Schema, on: Sequence[str]) -> pa.Table:
-    """The source with every column in the table's read layout (values unchanged)."""
+    """The (checked) source with every column in the table's read layout: a change of
+    layout within one semantic type, values unchanged."""
     for key in on:
         if key not in source.column_names:
             raise SchemaMismatchError(
