@@ -519,16 +519,6 @@ def test_merge_insert_duplicate_keys_raise_and_commit_nothing(twins: Twins) -> N
     twins.check()
 
 
-SOURCE_TYPE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="bug: merge_insert casts every source column to the table's type "
-    "(mutations.py _conform_source, 'col.cast(target.type)') instead of applying the append "
-    "rule: a legacy table takes large_string into string and int32 into int64 (pylance and our "
-    "own append refuse), a flagged table int32 into int64 (append: UnsupportedInputTypeError)",
-)
-
-
-@SOURCE_TYPE_BUG
 @pytest.mark.parametrize(
     ("column", "source_type"), [("s", pa.large_string()), ("id", pa.int32()), ("f", pa.float32())]
 )
@@ -552,7 +542,6 @@ def test_merge_insert_source_of_another_type_is_refused_on_legacy_tables(
     twins.check()
 
 
-@SOURCE_TYPE_BUG
 def test_flagged_merge_insert_refuses_another_semantic_type(tmp_path: Path) -> None:
     t = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "x": pa.array([1.0, 2.0, 3.0])})
     ds = ls.write_dataset(t, str(tmp_path / "t"), data_storage_version="2.3")
