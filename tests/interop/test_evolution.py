@@ -327,11 +327,6 @@ def test_rename_and_nullability_are_a_project(version: str, tmp_path: Path) -> N
     assert res.semantic_schema.field("E").extension_name == "example.thing"
 
 
-@pytest.mark.xfail(
-    reason="read path matches struct children by name, not by field id: a renamed nested "
-    "field reads as nulls (read/convert.py _to_struct); pylance reads our table fine",
-    strict=False,
-)
 def test_rename_nested_field(tmp_path: Path) -> None:
     _compare(tmp_path, "2.2", lambda ds: ds.alter_columns({"path": "s.x", "name": "xx"}))
 

@@ -20,7 +20,7 @@ from ..storage.datafile import DataFileReader
 from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
 from .convert import Converter, convert_batch, resolve_converter
-from .plan import FilePlan, plan_data_file
+from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
 __all__ = ["FragmentReader", "ROW_OFFSET", "deleted_rows", "empty_rows"]
 
@@ -94,12 +94,16 @@ class FragmentReader:
         """The selected fields of one row range, still in their data files' layouts."""
         arrays, converters = [], []
         for f, out in zip(self.fields, self.out_schema, strict=True):
-            arr = None
+            found = []
             for plan, batch in parts:
                 name = plan.columns.get(f.id)
                 if name is not None:
                     arr = batch.column(name)
-                    break
+                    retag = plan.retag.get(f.id)
+                    # nested members by field id, under the table's names
+                    found.append(arr if retag is None else retag_array(arr, retag))
+            # a struct's members may be spread over several data files
+            arr = merge_parts(found) if found else None
             if arr is None:
                 arrays.append(pa.nulls(num_rows, out.type))
                 converters.append(resolve_converter(out.type, out.type, f.path))
