@@ -30,7 +30,6 @@ import pytest
 import lance_semantic as ls
 from lance_semantic.dataset import mutations
 from lance_semantic.manifest.codec import decode_manifest_file, read_inline_transaction
-from lance_semantic.storage import datafile
 from lance_semantic.storage.paths import parse_manifest_name
 
 pytestmark = pytest.mark.interop
@@ -221,12 +220,6 @@ def test_conflicts_with_pylance_on_the_same_fragment(tmp_path: Path, no_retry: N
 # ---- threads ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: open LanceFileReaders are shared process-wide (storage/datafile.py _open, "
-    "lru_cache) and pylance's reader is not re-entrant: two threads reading one data file at "
-    "once raise RuntimeError('Already borrowed')",
-)
 def test_threads_read_one_table_at_once(tmp_path: Path) -> None:
     uri = str(tmp_path / "t")
     ls.write_dataset(pa.table({"id": pa.array(range(100_000), pa.int64())}), uri)
@@ -235,28 +228,6 @@ def test_threads_read_one_table_at_once(tmp_path: Path) -> None:
         return sum(ls.dataset(uri).to_table().num_rows for _ in range(10))
 
     assert _race([scan] * 4) == [1_000_000] * 4
-
-
-@pytest.fixture
-def reader_per_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Give each thread its own open data-file readers, so that the races below test commits
-    and not the shared-reader bug of ``test_threads_read_one_table_at_once`` (harmless once
-    that is fixed)."""
-    original = getattr(datafile._open, "__wrapped__", None)
-    if original is None:
-        return
-    lock = threading.Lock()
-    cache: dict[tuple[Any, ...], Any] = {}
-
-    def _open(path: str, columns: tuple[str, ...] | None) -> Any:
-        key = (threading.get_ident(), path, columns)
-        with lock:
-            if key not in cache:
-                cache[key] = original(path, columns)
-            return cache[key]
-
-    monkeypatch.setattr(datafile, "_open", _open)
-    monkeypatch.setattr(datafile, "_metadata", datafile._metadata.__wrapped__)
 
 
 def _race(jobs: list[Callable[[], Any]]) -> list[Any]:
@@ -274,7 +245,7 @@ def _race(jobs: list[Callable[[], Any]]) -> list[Any]:
         return [f.result(timeout=TIMEOUT) for f in [pool.submit(run, j) for j in jobs]]
 
 
-def test_threads_concurrent_appends_all_land(tmp_path: Path, reader_per_thread: None) -> None:
+def test_threads_concurrent_appends_all_land(tmp_path: Path) -> None:
     uri = create(tmp_path)
 
     def appender(w: int) -> Callable[[], list[int]]:
@@ -294,7 +265,7 @@ def test_threads_concurrent_appends_all_land(tmp_path: Path, reader_per_thread: 
 
 
 @pytest.mark.parametrize("fragments", ["same", "disjoint"])
-def test_threads_two_deletes(tmp_path: Path, fragments: str, reader_per_thread: None) -> None:
+def test_threads_two_deletes(tmp_path: Path, fragments: str) -> None:
     uri = create(tmp_path)
     handles = [ls.dataset(uri), ls.dataset(uri)]  # both read version 1
     ranges = [(0, 10), (20, 30) if fragments == "same" else (320, 330)]
@@ -310,7 +281,7 @@ def test_threads_two_deletes(tmp_path: Path, fragments: str, reader_per_thread: 
     assert check_history(uri) == ["Overwrite", *["Delete"] * len(won)]
 
 
-def test_threads_delete_and_update_race_appends(tmp_path: Path, reader_per_thread: None) -> None:
+def test_threads_delete_and_update_race_appends(tmp_path: Path) -> None:
     uri = create(tmp_path)
     jobs: list[Callable[[], Any]] = [
         lambda: ls.dataset(uri).delete("id < 50"),

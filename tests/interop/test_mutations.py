@@ -289,11 +289,6 @@ def test_delete_matching_nothing_deletes_nothing(twins: Twins) -> None:
     assert ls.dataset(twins.ours).count_rows() == N
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a delete / update matching nothing commits no version; pylance 14 commits an "
-    "empty Delete / Update (mutations.py delete 'if not count: return', update 'if not count')",
-)
 def test_delete_and_update_matching_nothing_commit_a_version_like_pylance(twins: Twins) -> None:
     _delete(twins, "id < 0")
     twins.run(
@@ -478,13 +473,6 @@ def test_merge_insert_after_a_delete_merges_the_deletion_files(twins: Twins) -> 
     twins.check_pylance_appends()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: merged with an earlier arrow deletion file, exactly 5,000 deleted rows stay an "
-    "arrow file in pylance 14 (a merged set turns into a bitmap only above 5,000; a fresh one "
-    "at 5,000); storage/deletions.py write_deleted_rows 'len(rows) >= BITMAP_THRESHOLD' "
-    "ignores whether the set was merged",
-)
 @pytest.mark.parametrize("op", ["delete", "update", "merge_insert"])
 def test_merged_deletions_of_exactly_5000_rows_stay_an_arrow_file(twins22: Twins, op: str) -> None:
     twins = twins22

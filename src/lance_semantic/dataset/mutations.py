@@ -10,7 +10,9 @@ in new fragments written through the same boundary as appends, and one transacti
 from __future__ import annotations
 
 import secrets
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,7 +47,10 @@ __all__ = [
     "update",
 ]
 
-_BATCH = 65536
+_BATCH = 262_144
+#: fragments read ahead of the consumer by mutation scans
+_WINDOW = 2
+_POOL = ThreadPoolExecutor(max_workers=_WINDOW, thread_name_prefix="lance-semantic-scan")
 #: how often a delete / update / merge_insert re-runs after a conflicting concurrent commit
 RETRIES = 3
 R = TypeVar("R")
@@ -74,17 +79,44 @@ class MergeInsertResult:
 def _scan(
     ds: Dataset, columns: Sequence[str] | None, where: Filter | None
 ) -> Iterator[tuple[Fragment, pa.RecordBatch]]:
-    """Live rows (with their ``_rowoffset``) of every fragment matching ``where``."""
+    """Live rows (with their ``_rowoffset``) of every fragment matching ``where``.
+
+    Fragments are read and filtered on a small thread pool (the decoding releases the GIL),
+    at most ``_WINDOW`` ahead of the consumer, in fragment order.
+    """
     plan = ds._plan(columns, where, None)
-    for frag in ds.manifest.fragments:
-        reader = FragmentReader(
-            ds._store, ds.semantic_schema, frag, plan.top_fields, plan.read_schema
-        )
+    schema = ds.semantic_schema
+
+    def one(frag: Fragment) -> list[pa.RecordBatch]:
+        reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
+        out = []
         for batch in reader.batches(_BATCH, with_offsets=True):
             if plan.predicate is not None:
                 batch = plan.predicate.apply(batch)
             if batch.num_rows:
-                yield frag, batch
+                out.append(batch)
+        return out
+
+    for frag, batches in _ordered_window(one, ds.manifest.fragments):
+        for batch in batches:
+            yield frag, batch
+
+
+def _ordered_window(
+    fn: Callable[[Fragment], list[pa.RecordBatch]], fragments: Sequence[Fragment]
+) -> Iterator[tuple[Fragment, list[pa.RecordBatch]]]:
+    pending: deque[tuple[Fragment, Future[list[pa.RecordBatch]]]] = deque()
+    it = iter(fragments)
+    for frag in it:
+        pending.append((frag, _POOL.submit(fn, frag)))
+        if len(pending) >= _WINDOW:
+            break
+    while pending:
+        frag, fut = pending.popleft()
+        nxt = next(it, None)
+        if nxt is not None:
+            pending.append((nxt, _POOL.submit(fn, nxt)))
+        yield frag, fut.result()
 
 
 def _offsets(batch: pa.RecordBatch) -> np.ndarray:
@@ -112,7 +144,10 @@ def _apply_deletions(
             removed.append(frag.id)
             continue
         file_id = secrets.randbits(64)
-        bitmap = write_deleted_rows(ds._store, frag.id, ds.version, file_id, rows)
+        previous = frag.deletion_file.file_type if frag.deletion_file is not None else None
+        bitmap = write_deleted_rows(
+            ds._store, frag.id, ds.version, file_id, rows, previous=previous
+        )
         deletion = DeletionFile(
             file_type="bitmap" if bitmap else "arrow",
             read_version=ds.version,
@@ -174,9 +209,7 @@ def _delete(ds: Dataset, predicate: Filter) -> DeleteResult:
     for frag, batch in _scan(ds, [], predicate):
         hits.setdefault(frag.id, []).append(_offsets(batch))
         count += batch.num_rows
-    if not count:
-        return DeleteResult(0)
-    updated, removed = _apply_deletions(ds, hits)
+    updated, removed = _apply_deletions(ds, hits)  # nothing matched: an empty Delete, as pylance
     op = Delete(
         updated_fragments=tuple(updated),
         deleted_fragment_ids=tuple(removed),
@@ -221,9 +254,6 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
     written: list[str] = []
     try:
         fragments = _write_new_rows(ds, out, new_rows(), written)
-        if not count:
-            _cleanup(ds, written)
-            return UpdateResult(0)
         updated, removed = _apply_deletions(ds, hits)
         op = Update(
             removed_fragment_ids=tuple(removed),

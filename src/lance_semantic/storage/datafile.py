@@ -8,6 +8,7 @@ Arrow schema given here, and :class:`lance.file.LanceFileReader` reads it back.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,10 +59,15 @@ class DataFileWriter:
         )
 
 
-@lru_cache(maxsize=_OPEN_FILES)
 def _open(path: str, columns: tuple[str, ...] | None) -> LanceFileReader:
-    """An open reader; data files are immutable and uniquely named, so readers (and the
-    metadata they parsed) are shared across scans, takes and dataset handles."""
+    """An open reader; data files are immutable and uniquely named, so readers are shared
+    across scans, takes and dataset handles of one thread (a pylance reader must not be used
+    by two threads at once: "Already borrowed")."""
+    return _open_in_thread(path, columns, threading.get_ident())
+
+
+@lru_cache(maxsize=_OPEN_FILES)
+def _open_in_thread(path: str, columns: tuple[str, ...] | None, thread: int) -> LanceFileReader:
     return LanceFileReader(path, columns=list(columns) if columns is not None else None)
 
 

@@ -48,10 +48,8 @@ class LocalObjectStore:
     def _temp_for(self, target: str, data: bytes) -> str:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = os.path.join(os.path.dirname(target), f".tmp-{uuid.uuid4().hex}")
-        with open(tmp, "wb") as f:
+        with open(tmp, "wb") as f:  # no fsync, like pylance: atomicity comes from link/rename
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         return tmp
 
     def put(self, path: str, data: bytes) -> None:
