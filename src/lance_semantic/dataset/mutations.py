@@ -32,7 +32,7 @@ from ..schema.compatibility import match_input_fields
 from ..storage.deletions import write_deleted_rows
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
-from .expressions import MatchCondition, SqlExpression
+from .expressions import MatchCondition, SqlExpression, referenced_columns
 from .writing import write_rows
 
 if TYPE_CHECKING:
@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 _BATCH = 262_144
+#: rows per batch when only a few columns are read (keys, a predicate's columns)
+_NARROW_BATCH = 1 << 20
 #: fragments read ahead of the consumer by mutation scans
 _WINDOW = 2
 _POOL = ThreadPoolExecutor(max_workers=_WINDOW, thread_name_prefix="lance-semantic-scan")
@@ -77,7 +79,7 @@ class MergeInsertResult:
 
 
 def _scan(
-    ds: Dataset, columns: Sequence[str] | None, where: Filter | None
+    ds: Dataset, columns: Sequence[str] | None, where: Filter | None, batch_size: int = 0
 ) -> Iterator[tuple[Fragment, pa.RecordBatch]]:
     """Live rows (with their ``_rowoffset``) of every fragment matching ``where``.
 
@@ -90,7 +92,7 @@ def _scan(
     def one(frag: Fragment) -> list[pa.RecordBatch]:
         reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
         out = []
-        for batch in reader.batches(_BATCH, with_offsets=True):
+        for batch in reader.batches(batch_size or _BATCH, with_offsets=True):
             if plan.predicate is not None:
                 batch = plan.predicate.apply(batch)
             if batch.num_rows:
@@ -206,7 +208,7 @@ def delete(ds: Dataset, predicate: Filter) -> DeleteResult:
 def _delete(ds: Dataset, predicate: Filter) -> DeleteResult:
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
-    for frag, batch in _scan(ds, [], predicate):
+    for frag, batch in _scan(ds, [], predicate, _NARROW_BATCH):
         hits.setdefault(frag.id, []).append(_offsets(batch))
         count += batch.num_rows
     updated, removed = _apply_deletions(ds, hits)  # nothing matched: an empty Delete, as pylance
@@ -326,28 +328,51 @@ class MergeInsertBuilder:
         delete_pred = SqlExpression(self._delete_expr) if self._delete_expr else None
         source_cols = [c for c in source.column_names if c in out.names]
 
+        # read only the keys (and the delete condition's columns); whole rows are taken
+        # only for the matched target rows that get updated
+        key_cols = list(self._on)
+        if self._delete_expr:
+            key_cols += [
+                c for c in referenced_columns(self._delete_expr, out.names) if c not in key_cols
+            ]
+        full = ds._plan(None, None, None)
+        schema = ds.semantic_schema
+        source_key = source.column(self._on[0]).combine_chunks()
+
+        def matches(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
+            """(target row offsets, source row indices) of the matched pairs."""
+            if len(self._on) == 1:
+                key = self._on[0]
+                idx = pc.index_in(batch.column(key), value_set=source_key, skip_nulls=True)
+                hit = idx.is_valid().to_numpy(zero_copy_only=False)
+                offsets = batch.column(ROW_OFFSET).to_numpy()[hit]
+                return offsets, idx.filter(idx.is_valid()).to_numpy().astype(np.int64)
+            target = pa.Table.from_batches([batch]).select([*self._on, ROW_OFFSET])
+            joined = target.join(src_keys, keys=self._on, join_type="inner")
+            joined = joined.sort_by(ROW_OFFSET)
+            return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
+
         def new_rows() -> Iterator[pa.RecordBatch]:
-            for frag, batch in _scan(ds, None, None):
-                target = pa.Table.from_batches([batch]).select([*self._on, ROW_OFFSET])
-                joined = target.join(src_keys, keys=self._on, join_type="inner")
-                offsets = joined.column(ROW_OFFSET).to_numpy()
-                src_idx = joined.column("__src").to_numpy()
+            for frag, batch in _scan(ds, key_cols, None, _NARROW_BATCH):
+                offsets, src_idx = matches(batch)
                 matched_source[src_idx] = True
                 batch_offsets = batch.column(ROW_OFFSET).to_numpy()
                 if self._update and len(offsets):
-                    pos = np.searchsorted(batch_offsets, offsets)
-                    rows, src_rows = batch.take(pa.array(pos)), source.take(pa.array(src_idx))
+                    reader = FragmentReader(
+                        ds._store, schema, frag, full.top_fields, full.read_schema
+                    )
+                    rows = pa.Table.from_batches(reader.take(offsets), schema=full.read_schema)
+                    src_rows = source.take(pa.array(src_idx))
                     chosen = offsets
                     if self._condition is not None:
-                        keep = self._condition.mask(
-                            pa.Table.from_batches([_without_offsets(rows)]), src_rows
-                        )
+                        keep = self._condition.mask(rows, src_rows)
                         rows, src_rows = rows.filter(keep), src_rows.filter(keep)
                         chosen = offsets[keep.to_numpy(zero_copy_only=False)]
                     if len(chosen):
                         hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
                         counts["updated"] += len(chosen)
-                        yield _overlay(rows, src_rows, source_cols, out)
+                        target_rows = rows.combine_chunks().to_batches()[0]
+                        yield _overlay(target_rows, src_rows, source_cols, out)
                 if self._delete:
                     unmatched = np.ones(batch.num_rows, dtype=bool)
                     unmatched[np.searchsorted(batch_offsets, offsets)] = False
