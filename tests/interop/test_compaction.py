@@ -454,3 +454,24 @@ def test_invalid_options(tmp_path: Path) -> None:
     lance.dataset(uri).update_config({"lance.compaction.materialize_deletions": "maybe"})
     with pytest.raises(ValueError, match="materialize_deletions"):
         ls.dataset(uri).optimize.compact_files()
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_compaction_after_a_nested_rename_keeps_the_values(tmp_path: Path, version: str) -> None:
+    """Nested members are read by field id, also when compaction merges files: after pylance
+    renames ``s.x`` (and re-adds a dropped name), the compacted table reads what pylance read."""
+    uri = str(tmp_path / "t")
+    st = pa.struct([("x", pa.int64()), ("y", pa.string())])
+    for k in range(3):
+        rows = pa.array([{"x": k * 10 + i, "y": f"y{k}{i}"} for i in range(5)], st)
+        lance.write_dataset(pa.table({"s": rows}), uri, mode="append", data_storage_version=version)
+    theirs = lance.dataset(uri)
+    theirs.alter_columns({"path": "s.x", "name": "x2"})
+    expected = lance.dataset(uri).to_table()
+    ours = ls.dataset(uri)
+    assert ours.to_table().equals(expected)
+    ours.optimize.compact_files()
+    assert len(ours.get_fragments()) == 1
+    assert ours.to_table().equals(expected)
+    assert lance.dataset(uri).to_table().equals(expected)

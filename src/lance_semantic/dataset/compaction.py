@@ -46,7 +46,7 @@ from ..errors import NotSupportedYetError, WriteError
 from ..manifest import flags
 from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
 from ..read.convert import Converter, convert_batch
-from ..read.plan import plan_data_file
+from ..read.plan import Retag, merge_parts, plan_data_file, retag_array
 from ..read.scan import deleted_rows
 from ..schema.arrow import schema_to_arrow
 from ..schema.field import Field, TableSchema
@@ -266,40 +266,46 @@ class _Source:
 
     def __init__(self, store: ObjectStore, table: TableSchema, fragment: Fragment) -> None:
         self.fragment = fragment
-        self.files: list[tuple[DataFileReader, dict[int, str]]] = []
+        # per data file: reader, {field id: file column}, {field id: retag to table names}
+        self.files: list[tuple[DataFileReader, dict[int, str], dict[int, Retag]]] = []
         self.fields: dict[int, pa.Field] = {}
+        parts: dict[int, list[pa.DataType]] = {}
         for df in fragment.files:
             if df.file_major_version < 2:
                 raise NotSupportedYetError("compacting legacy (0.1) data files")
             reader = DataFileReader(store, df.path)
             plan = plan_data_file(table, df, reader.schema)
-            columns = {fid: name for fid, name in plan.columns.items() if fid not in self.fields}
-            for fid, name in columns.items():
-                self.fields[fid] = reader.schema.field(name)
-            if columns:
-                self.files.append((reader, columns))
+            if not plan.columns:
+                continue
+            for fid, name in plan.columns.items():
+                retag = plan.retag.get(fid)
+                file_field = reader.schema.field(name)
+                parts.setdefault(fid, []).append(retag.type if retag else file_field.type)
+                self.fields.setdefault(fid, file_field)
+            self.files.append((reader, dict(plan.columns), dict(plan.retag)))
+        for fid, types in parts.items():  # nested members read by id, split parts merged
+            merged = (
+                merge_parts([pa.array([], t) for t in types]).type if len(types) > 1 else types[0]
+            )
+            self.fields[fid] = self.fields[fid].with_type(merged)
         deleted = deleted_rows(store, fragment)
         self.deleted = deleted if deleted is not None and len(deleted) else None
         self.live_rows = fragment.physical_rows - (0 if self.deleted is None else len(self.deleted))
 
     def _ranges(self, batch_size: int) -> Iterator[tuple[int, int, dict[int, pa.Array]]]:
         n = self.fragment.physical_rows
-        if len(self.files) == 1:
-            reader, columns = self.files[0]
-            start = 0
-            for b in reader.read(list(columns.values()), 0, n, batch_size):
-                yield start, b.num_rows, {fid: b.column(name) for fid, name in columns.items()}
-                start += b.num_rows
-            return
         for start in range(0, n, batch_size):
             count = min(batch_size, n - start)
-            arrays: dict[int, pa.Array] = {}
-            for reader, columns in self.files:
-                got = list(reader.read(list(columns.values()), start, count, count))
+            parts: dict[int, list[pa.Array]] = {}
+            for reader, columns, retags in self.files:
+                got = list(reader.read(list(dict.fromkeys(columns.values())), start, count, count))
                 b = got[0] if len(got) == 1 else pa.Table.from_batches(got).combine_chunks()
                 for fid, name in columns.items():
                     col = b.column(name)
-                    arrays[fid] = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+                    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+                    retag = retags.get(fid)
+                    parts.setdefault(fid, []).append(retag_array(col, retag) if retag else col)
+            arrays = {fid: p[0] if len(p) == 1 else merge_parts(p) for fid, p in parts.items()}
             yield start, count, arrays
 
     def batches(self, batch_size: int) -> Iterator[tuple[int, dict[int, pa.Array]]]:
