@@ -179,9 +179,31 @@ def _write_new_rows(
     )
 
 
-def _cleanup(ds: Dataset, written: list[str]) -> None:
-    for name in written:
-        ds._store.delete(f"data/{name}")
+def _commit_update(
+    ds: Dataset,
+    schema: pa.Schema,
+    new_rows: Iterator[pa.RecordBatch],
+    hits: Mapping[int, list[np.ndarray]],
+    preserving: Sequence[int],
+) -> None:
+    """Write ``new_rows`` as new fragments, then mark ``hits`` deleted and commit one
+    ``Update`` (pylance's shape for update and merge_insert). ``hits`` is filled while
+    ``new_rows`` is consumed. On failure the new data files are removed."""
+    written: list[str] = []
+    try:
+        fragments = _write_new_rows(ds, schema, new_rows, written)
+        updated, removed = _apply_deletions(ds, hits)
+        op = Update(
+            removed_fragment_ids=tuple(removed),
+            updated_fragments=tuple(updated),
+            new_fragments=tuple(fragments),
+            fields_for_preserving_frag_bitmap=tuple(preserving),
+        )
+        ds._advance(commit(ds._store, ds.manifest, op))
+    except BaseException:
+        for name in written:
+            ds._store.delete(f"data/{name}")
+        raise
 
 
 # ---- delete -----------------------------------------------------------------------------------
@@ -253,22 +275,8 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
                     columns.append(rows.column(f.name))
             yield pa.RecordBatch.from_arrays(columns, schema=out)
 
-    written: list[str] = []
-    try:
-        fragments = _write_new_rows(ds, out, new_rows(), written)
-        updated, removed = _apply_deletions(ds, hits)
-        op = Update(
-            removed_fragment_ids=tuple(removed),
-            updated_fragments=tuple(updated),
-            new_fragments=tuple(fragments),
-            fields_for_preserving_frag_bitmap=tuple(
-                f.id for n in updates for f in table.field(n).walk()
-            ),
-        )
-        ds._advance(commit(ds._store, ds.manifest, op))
-    except BaseException:
-        _cleanup(ds, written)
-        raise
+    preserving = [f.id for n in updates for f in table.field(n).walk()]
+    _commit_update(ds, out, new_rows(), hits, preserving)
     return UpdateResult(count)
 
 
@@ -390,20 +398,7 @@ class MergeInsertBuilder:
                 for b in fresh.to_batches(max_chunksize=_BATCH):
                     yield _fill(b, out)
 
-        written: list[str] = []
-        try:
-            fragments = _write_new_rows(ds, out, new_rows(), written)
-            updated, removed = _apply_deletions(ds, hits)
-            op = Update(
-                removed_fragment_ids=tuple(removed),
-                updated_fragments=tuple(updated),
-                new_fragments=tuple(fragments),
-                fields_for_preserving_frag_bitmap=tuple(f.id for f in ds.semantic_schema),
-            )
-            ds._advance(commit(ds._store, ds.manifest, op))
-        except BaseException:
-            _cleanup(ds, written)
-            raise
+        _commit_update(ds, out, new_rows(), hits, [f.id for f in ds.semantic_schema])
         return MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
 
 
