@@ -346,6 +346,7 @@ class MergeInsertBuilder:
         full = ds._plan(None, None, None)
         schema = ds.semantic_schema
         source_key = source.column(self._on[0]).combine_chunks()
+        needs_target = self._condition is not None or set(source_cols) != set(out.names)
 
         def matches(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
             """(target row offsets, source row indices) of the matched pairs."""
@@ -366,21 +367,27 @@ class MergeInsertBuilder:
                 matched_source[src_idx] = True
                 batch_offsets = batch.column(ROW_OFFSET).to_numpy()
                 if self._update and len(offsets):
-                    reader = FragmentReader(
-                        ds._store, schema, frag, full.top_fields, full.read_schema
-                    )
-                    rows = pa.Table.from_batches(reader.take(offsets), schema=full.read_schema)
                     src_rows = source.take(pa.array(src_idx))
                     chosen = offsets
+                    rows = None
+                    if needs_target:  # a condition or a partial-column source
+                        reader = FragmentReader(
+                            ds._store, schema, frag, full.top_fields, full.read_schema
+                        )
+                        rows = pa.Table.from_batches(reader.take(offsets), schema=full.read_schema)
                     if self._condition is not None:
+                        assert rows is not None
                         keep = self._condition.mask(rows, src_rows)
                         rows, src_rows = rows.filter(keep), src_rows.filter(keep)
                         chosen = offsets[keep.to_numpy(zero_copy_only=False)]
                     if len(chosen):
                         hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
                         counts["updated"] += len(chosen)
-                        target_rows = rows.combine_chunks().to_batches()[0]
-                        yield _overlay(target_rows, src_rows, source_cols, out)
+                        if rows is None:  # every column comes from the source rows
+                            yield from (_fill(b, out) for b in src_rows.to_batches())
+                        else:
+                            target_rows = rows.combine_chunks().to_batches()[0]
+                            yield _overlay(target_rows, src_rows, source_cols, out)
                 if self._delete:
                     unmatched = np.ones(batch.num_rows, dtype=bool)
                     unmatched[np.searchsorted(batch_offsets, offsets)] = False
