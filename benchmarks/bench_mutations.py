@@ -33,16 +33,11 @@ the flag, keep the Arrow schema and leave every data file untouched.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
-import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +46,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-_SRC = Path(__file__).resolve().parents[1] / "src"
-if _SRC.is_dir() and str(_SRC) not in sys.path:
-    sys.path.insert(0, str(_SRC))
-
-os.environ.setdefault("LANCE_LOG", "error")
+# _harness first: it puts src/ on sys.path and quiets pylance's log before lance loads
+import _harness as h  # noqa: E402
 import lance  # noqa: E402
-from bench_core import Result, WrongResult, _timed, environment, format_table  # noqa: E402
-from datagen import DEFAULT_ROWS, generate  # noqa: E402
+from _harness import WrongResult  # noqa: E402
+from datagen import generate  # noqa: E402
 
 import lance_semantic as ls  # noqa: E402
 
@@ -68,7 +60,6 @@ MUTATION_TARGET = 1.5
 UPGRADE_TARGET = 1.2
 UPGRADE_SMALL = 100
 UPGRADE_ROWS = 10_000_000
-SAMPLE = 64
 ENGINES = ("pylance", "lance-semantic")
 COLUMNS = ["id", "f64", "s"]
 
@@ -179,33 +170,8 @@ def _fresh_copy(base: str, dst: str, *, link_data: bool = False) -> str:
     return dst
 
 
-def _measure(
-    op: str,
-    repeat: int,
-    sides: tuple[str, str],
-    prepare: Callable[[str, int], Callable[[], Any]],
-    check: Callable[[str, int, Any, bool], None],
-    target: float,
-    cleanup: Callable[[str, int], None],
-) -> Result:
-    """Round 0 is the untimed warm-up with a full check; rounds alternate which side goes
-    first. ``Result.pylance_s`` holds ``sides[0]``'s time, ``ours_s`` ``sides[1]``'s."""
-    times: dict[str, list[float]] = {s: [] for s in sides}
-    for r in range(repeat + 1):
-        for side in sides if r % 2 == 0 else sides[::-1]:
-            thunk = prepare(side, r)
-            seconds, out = _timed(thunk)
-            check(side, r, out, r == 0)
-            del out
-            cleanup(side, r)
-            if r:
-                times[side].append(seconds)
-    a, b = (statistics.median(times[s]) for s in sides)
-    return Result(op, a, b, b / a if a else float("inf"), target, times[sides[0]], times[sides[1]])
-
-
 # ---- the suite --------------------------------------------------------------------------------
-def run_mutations(rows: int, repeat: int, workdir: str, only: set[str] | None) -> list[Result]:
+def run_mutations(rows: int, repeat: int, workdir: str, only: set[str] | None) -> list[h.Result]:
     source = generate(rows).select(COLUMNS)
     base = os.path.join(workdir, "base")
     lance.write_dataset(
@@ -213,37 +179,29 @@ def run_mutations(rows: int, repeat: int, workdir: str, only: set[str] | None) -
     )
     results = []
     for name in ("delete", "update", "merge_insert"):
-        if only is not None and name not in only:
-            continue
-        m = Mutation(name, source)
-        rng = np.random.default_rng(5)
-        sample = np.sort(rng.choice(m.expected.num_rows, size=SAMPLE, replace=False))
-
-        def uri(engine: str, r: int, name: str = name) -> str:
-            return os.path.join(workdir, f"{name}-{engine}-{r}")
-
-        def prepare(engine: str, r: int, m: Mutation = m, uri: Any = uri) -> Callable[[], Any]:
-            _fresh_copy(base, uri(engine, r))
-            os.sync()  # the copy's write-back happens now, not inside the timing
-            return m.run(engine, uri(engine, r))
-
-        def check(
-            engine: str,
-            r: int,
-            out: Any,
-            full: bool,
-            m: Mutation = m,
-            uri: Any = uri,
-            sample: np.ndarray = sample,
-        ) -> None:
-            m.check(engine, uri(engine, r), out, full, sample)
-
-        def cleanup(engine: str, r: int, uri: Any = uri) -> None:
-            shutil.rmtree(uri(engine, r), ignore_errors=True)
-
-        results.append(_measure(name, repeat, ENGINES, prepare, check, MUTATION_TARGET, cleanup))
+        if only is None or name in only:
+            results.append(_bench_mutation(Mutation(name, source), base, repeat, workdir))
     shutil.rmtree(base, ignore_errors=True)
     return results
+
+
+def _bench_mutation(m: Mutation, base: str, repeat: int, workdir: str) -> h.Result:
+    sample = h.sample_rows(m.expected.num_rows, 5)
+    uris: dict[str, str] = {}  # the copy each engine works on in the current round
+
+    def prepare(engine: str, r: int) -> Callable[[], Any]:
+        uris[engine] = _fresh_copy(base, os.path.join(workdir, f"{m.name}-{engine}-{r}"))
+        os.sync()  # the copy's write-back happens now, not inside the timing
+        return m.run(engine, uris[engine])
+
+    def check(engine: str, out: Any, full: bool) -> None:
+        m.check(engine, uris[engine], out, full, sample)
+
+    def cleanup(engine: str, r: int) -> None:
+        shutil.rmtree(uris[engine], ignore_errors=True)
+
+    times = h.measure(ENGINES, repeat, prepare, check, cleanup)
+    return h.Result.of(m.name, times[ENGINES[0]], times[ENGINES[1]], MUTATION_TARGET)
 
 
 def _data_listing(uri: str) -> dict[str, tuple[int, int]]:
@@ -254,7 +212,7 @@ def _data_listing(uri: str) -> dict[str, tuple[int, int]]:
     }
 
 
-def run_upgrade(big_rows: int, repeat: int, workdir: str) -> list[Result]:
+def run_upgrade(big_rows: int, repeat: int, workdir: str) -> list[h.Result]:
     bases = {}
     for label, n in (("small", UPGRADE_SMALL), ("large", big_rows)):
         bases[label] = os.path.join(workdir, f"legacy-{label}")
@@ -268,107 +226,93 @@ def run_upgrade(big_rows: int, repeat: int, workdir: str) -> list[Result]:
         del t
     before = {label: ls.dataset(b) for label, b in bases.items()}
     listings = {label: _data_listing(b) for label, b in bases.items()}
-    sides = ("small", "large")
-    results = []
-
-    for op, engine in (("upgrade", "lance-semantic"), ("update_config (pylance)", "pylance")):
-
-        def uri(label: str, r: int, op: str = op) -> str:
-            return os.path.join(workdir, f"{op.split()[0]}-{label}-{r}")
-
-        def prepare(label: str, r: int, engine: str = engine, uri: Any = uri) -> Callable[[], Any]:
-            u = _fresh_copy(bases[label], uri(label, r), link_data=True)
-            os.sync()
-            if engine == "pylance":
-                return lambda: lance.dataset(u).update_config({"bench": "1"})
-            return lambda: ls.upgrade(u)
-
-        def check(
-            label: str, r: int, out: Any, full: bool, engine: str = engine, uri: Any = uri
-        ) -> None:
-            u = uri(label, r)
-            old = before[label]
-            if _data_listing(u) != listings[label]:
-                raise WrongResult(f"{engine} {label}: data files changed")
-            if engine == "pylance":
-                return
-            ds = ls.dataset(u)
-            if ds.version != old.version + 1 or not ds.semantic_types:
-                raise WrongResult(
-                    f"upgrade {label}: version {ds.version}, flag {ds.semantic_types}"
-                )
-            if ds.schema.types != old.schema.types:
-                raise WrongResult(f"upgrade {label}: read types changed")
-            if full and ds.count_rows() != old.count_rows():
-                raise WrongResult(f"upgrade {label}: row count changed")
-
-        def cleanup(label: str, r: int, uri: Any = uri) -> None:
-            shutil.rmtree(uri(label, r), ignore_errors=True)
-
-        target = UPGRADE_TARGET if engine == "lance-semantic" else None
-        res = _measure(op, repeat, sides, prepare, check, target or 0.0, cleanup)
-        if target is None:
-            res.target = None
-        results.append(res)
-    return results
+    return [
+        _bench_upgrade(op, engine, bases, before, listings, repeat, workdir)
+        for op, engine in (("upgrade", "lance-semantic"), ("update_config (pylance)", "pylance"))
+    ]
 
 
-def format_upgrade(results: list[Result], big_rows: int) -> str:
-    head = (
-        f"{'operation':<24} {f'{UPGRADE_SMALL} rows s':>12} {f'{big_rows:,} rows s':>16} "
-        f"{'ratio':>7} {'best':>7}  target"
-    )
-    lines = [head, "-" * len(head)]
-    for r in results:
-        target = f"<= {r.target:.1f}x {r.status}" if r.target is not None else ""
-        lines.append(
-            f"{r.operation:<24} {r.pylance_s:>12.4f} {r.ours_s:>16.4f} "
-            f"{r.ratio:>6.2f}x {r.best_ratio:>6.2f}x  {target}"
-        )
-    return "\n".join(lines)
+def _bench_upgrade(
+    op: str,
+    engine: str,
+    bases: dict[str, str],
+    before: dict[str, Any],
+    listings: dict[str, dict[str, tuple[int, int]]],
+    repeat: int,
+    workdir: str,
+) -> h.Result:
+    """``op`` on a fresh copy of the small and of the large table in every round."""
+    uris: dict[str, str] = {}  # the copy of each table in the current round
+
+    def prepare(label: str, r: int) -> Callable[[], Any]:
+        dst = os.path.join(workdir, f"{op.split()[0]}-{label}-{r}")
+        u = uris[label] = _fresh_copy(bases[label], dst, link_data=True)
+        os.sync()
+        if engine == "pylance":
+            return lambda: lance.dataset(u).update_config({"bench": "1"})
+        return lambda: ls.upgrade(u)
+
+    def check(label: str, out: Any, full: bool) -> None:
+        u = uris[label]
+        old = before[label]
+        if _data_listing(u) != listings[label]:
+            raise WrongResult(f"{engine} {label}: data files changed")
+        if engine == "pylance":
+            return
+        ds = ls.dataset(u)
+        if ds.version != old.version + 1 or not ds.semantic_types:
+            raise WrongResult(f"upgrade {label}: version {ds.version}, flag {ds.semantic_types}")
+        if ds.schema.types != old.schema.types:
+            raise WrongResult(f"upgrade {label}: read types changed")
+        if full and ds.count_rows() != old.count_rows():
+            raise WrongResult(f"upgrade {label}: row count changed")
+
+    def cleanup(label: str, r: int) -> None:
+        shutil.rmtree(uris[label], ignore_errors=True)
+
+    times = h.measure(("small", "large"), repeat, prepare, check, cleanup)
+    target = UPGRADE_TARGET if engine == "lance-semantic" else None
+    return h.Result.of(op, times["small"], times["large"], target)
+
+
+def format_upgrade(results: list[h.Result], big_rows: int) -> str:
+    columns = (f"{UPGRADE_SMALL} rows s", f"{big_rows:,} rows s")
+    return h.format_table(results, columns, widths=(24, 12, 16))
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows for the mutations")
+    p = h.parser(__doc__)
+    h.add_common_args(
+        p,
+        rows_help="rows for the mutations",
+        repeat_help="timed repeats; the median is reported",
+        max_rows_per_file=False,
+    )
     p.add_argument("--upgrade-rows", type=int, default=UPGRADE_ROWS, help="the large upgrade table")
-    p.add_argument("--repeat", type=int, default=7, help="timed repeats; the median is reported")
     p.add_argument(
         "--only", action="append", help="delete, update, merge_insert or upgrade (repeatable)"
     )
-    p.add_argument("--json", metavar="PATH", help="also write the results and environment as JSON")
-    p.add_argument("--tmpdir", help="parent of the temporary working directory")
     args = p.parse_args(argv)
     if args.repeat < 1 or args.rows < 200 or args.upgrade_rows < 1:
         p.error("--repeat must be positive and --rows at least 200")
     only = set(args.only) if args.only else None
 
-    env = environment()
-    print(
-        f"machine: {env['cores']} cores ({env['usable_cores']} usable), {env['cpu']}, "
-        f"{env['platform']}"
-    )
-    print(
-        f"versions: python {env['python']}, pylance {env['pylance']}, lance-semantic "
-        f"{env['lance_semantic']} ({env['lance_semantic_commit']}), pyarrow {env['pyarrow']}"
-    )
-    workdir = tempfile.mkdtemp(prefix="lance-semantic-bench-mut-", dir=args.tmpdir)
+    env = h.environment()
+    h.print_banner(env)
     started = time.perf_counter()
-    mutations: list[Result] = []
-    upgrades: list[Result] = []
-    try:
+    mutations: list[h.Result] = []
+    upgrades: list[h.Result] = []
+    with h.workdir("lance-semantic-bench-mut-", args.tmpdir) as workdir:
         if only is None or only & {"delete", "update", "merge_insert"}:
             mutations = run_mutations(args.rows, args.repeat, workdir, only)
         if only is None or "upgrade" in only:
             upgrades = run_upgrade(args.upgrade_rows, args.repeat, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     if mutations:
         print(
             f"\nmutations: {args.rows:,} rows, 1 % touched, repeat {args.repeat} (median), "
             f"data storage {STORAGE_VERSION}, a fresh copy per run"
         )
-        print(format_table(mutations))
+        print(h.format_table(mutations))
     if upgrades:
         print(
             f"\nupgrade: legacy table of {UPGRADE_SMALL} vs {args.upgrade_rows:,} rows, "
@@ -376,23 +320,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(format_upgrade(upgrades, args.upgrade_rows))
     print(f"\n(every result validated outside the timing; {time.perf_counter() - started:.1f} s)")
-    results = mutations + upgrades
-    if args.json:
-        payload = {
-            "environment": env,
-            "parameters": {
-                "rows": args.rows,
-                "upgrade_rows": args.upgrade_rows,
-                "repeat": args.repeat,
-                "storage_version": STORAGE_VERSION,
-            },
-            "results": [
-                asdict(r) | {"best_ratio": r.best_ratio, "status": r.status} for r in results
-            ],
-        }
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
-    over = [r.operation for r in results if r.status == "OVER"]
-    return 1 if over and os.environ.get("BENCH_STRICT") else 0
+    parameters = {
+        "rows": args.rows,
+        "upgrade_rows": args.upgrade_rows,
+        "repeat": args.repeat,
+        "storage_version": STORAGE_VERSION,
+    }
+    return h.finish(args.json, env, parameters, mutations + upgrades)
 
 
 if __name__ == "__main__":

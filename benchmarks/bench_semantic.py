@@ -32,22 +32,19 @@ timed rounds whose order rotates, medians reported (``best`` = ratio of the fast
 ``os.sync()`` before every timed write, and every result checked outside the timed region (in
 full after the warm-up round, by row count and sampled rows afterwards). In-memory calls of
 microseconds to milliseconds (section 2, section 3's converter vs cast) are timed by
-:func:`micro`: per round, the fastest of several alternating blocks of back-to-back calls.
+:func:`_harness.micro`: per round, the fastest of several alternating blocks of back-to-back
+calls.
 """
 
 from __future__ import annotations
 
-import argparse
-import gc
-import json
 import math
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -58,14 +55,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-_SRC = Path(__file__).resolve().parents[1] / "src"
-if _SRC.is_dir() and str(_SRC) not in sys.path:
-    sys.path.insert(0, str(_SRC))
-
-os.environ.setdefault("LANCE_LOG", "error")  # pylance warns on stderr about 2.3 files
+# _harness first: it puts src/ on sys.path and quiets pylance's log before lance loads
+import _harness as h  # noqa: E402
 import lance  # noqa: E402
-from bench_core import environment  # noqa: E402
-from datagen import DEFAULT_ROWS, generate  # noqa: E402
+from _harness import WrongResult, measure, micro  # noqa: E402
+from datagen import generate  # noqa: E402
 from lance.file import LanceFileReader  # noqa: E402
 
 import lance_semantic as ls  # noqa: E402
@@ -75,12 +69,8 @@ from lance_semantic.storage.datafile import WrittenFile  # noqa: E402
 from lance_semantic.write.boundary import bind_input, to_physical  # noqa: E402
 
 STORAGE_VERSION: Final = "2.3"  # flagged tables; pylance's context tables use the same file format
-SAMPLE = 64  # rows compared per timed result
 BASE_ROWS = 10_000  # rows of the table an append goes into
 SMALL, BIG = 10_000, 10_000_000  # batch sizes of the boundary measurement
-MICRO_SECONDS = 0.002  # a block of a micro timing runs the call about this long
-BLOCKS = 5  # blocks per round of a micro timing
-SLOW_CALL = 0.05  # a call this slow is a round of its own (no blocks)
 READ_BATCH = 65_536  # to_table's batch size: the arrays a read converts
 
 STRING = {
@@ -89,10 +79,6 @@ STRING = {
     "utf8_view": pa.string_view(),
     "dictionary": pa.dictionary(pa.int32(), pa.string()),
 }
-
-
-class WrongResult(AssertionError):
-    """A result differs from what the source data says it must be."""
 
 
 # ---- results ------------------------------------------------------------------------------------
@@ -113,7 +99,7 @@ class Timing:
 
 
 @dataclass
-class Ratio:
+class Ratio(h.Targeted):
     section: str
     name: str
     numerator: str
@@ -122,12 +108,6 @@ class Ratio:
     best_ratio: float
     paired_ratio: float  # median over rounds of the round's ratio (damps drift under load)
     target: float | None
-
-    @property
-    def status(self) -> str:
-        if self.target is None:
-            return ""
-        return "ok" if self.ratio <= self.target else "OVER"
 
 
 @dataclass
@@ -156,86 +136,6 @@ class Report:
         return r
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    gc.collect()
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
-def measure(
-    variants: Sequence[str],
-    repeat: int,
-    run: Callable[[str, int], Callable[[], Any]],
-    check: Callable[[str, Any, bool], None],
-    after: Callable[[str, int], None] | None = None,
-) -> dict[str, list[float]]:
-    """``run(variant, r)`` prepares round ``r`` (untimed) and returns the thunk to time.
-    Round 0 is the untimed warm-up, checked in full; the order of the variants rotates from
-    round to round so none is always first."""
-    times: dict[str, list[float]] = {v: [] for v in variants}
-    for r in range(repeat + 1):
-        k = r % len(variants)
-        for v in [*variants[k:], *variants[:k]]:
-            thunk = run(v, r)
-            seconds, out = _timed(thunk)
-            check(v, out, r == 0)
-            del out
-            if after is not None:
-                after(v, r)
-            if r:
-                times[v].append(seconds)
-    return times
-
-
-def per_call(fn: Callable[[], Any], calls: int) -> tuple[float, Any]:
-    """Seconds per call of ``fn`` over ``calls`` back-to-back calls, and the last result."""
-    out = None
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        out = fn()
-    return (time.perf_counter() - t0) / calls, out
-
-
-def micro(
-    fns: dict[str, Callable[[], Any]],
-    repeat: int,
-    check: Callable[[str, Any, bool], None] | None = None,
-) -> dict[str, list[float]]:
-    """Timings of in-memory calls, robust to other load on the machine.
-
-    A warm-up call per variant (checked in full) sets how many back-to-back calls make a block
-    of about :data:`MICRO_SECONDS`. Each round runs :data:`BLOCKS` blocks per variant, the
-    variants' order rotating from block to block, and keeps each variant's fastest block
-    (timeit's rule: noise on a shared machine only adds time). The per-call figure of every
-    round goes into the result; every block's last result is checked outside the timing."""
-    names = list(fns)
-    calls, slowest = {}, 0.0
-    for v in names:
-        seconds, out = _timed(fns[v])
-        if check is not None:
-            check(v, out, True)
-        del out
-        slowest = max(slowest, seconds)
-        calls[v] = max(1, min(100_000, int(MICRO_SECONDS / max(seconds, 1e-7))))
-    blocks = BLOCKS if slowest < SLOW_CALL else 1
-    runs: dict[str, list[float]] = {v: [] for v in names}
-    for r in range(repeat):
-        gc.collect()
-        best = dict.fromkeys(names, math.inf)
-        for b in range(blocks):
-            k = (r * blocks + b) % len(names)
-            for v in [*names[k:], *names[:k]]:
-                seconds, out = per_call(fns[v], calls[v])
-                best[v] = min(best[v], seconds)
-                if check is not None:
-                    check(v, out, False)
-                del out
-        for v in names:
-            runs[v].append(best[v])
-    return runs
-
-
 # ---- data and checks ----------------------------------------------------------------------------
 def source_table(rows: int) -> pa.Table:
     """``rows`` rows of an int64 column and a ~20-byte string column (utf8, one chunk)."""
@@ -252,14 +152,9 @@ def as_layout(table: pa.Table, layout: str) -> pa.Table:
     return table.set_column(table.schema.get_field_index("s"), "s", col)
 
 
-def _check_rows(what: str, got: int, want: int) -> None:
-    if got != want:
-        raise WrongResult(f"{what}: {got} rows, expected {want}")
-
-
 def check_table(what: str, got: pa.Table, want: pa.Table, sample: np.ndarray | None) -> None:
     """``got`` equals ``want`` (types included); only the ``sample`` rows when one is given."""
-    _check_rows(what, got.num_rows, want.num_rows)
+    h.check_rows(what, got.num_rows, want.num_rows)
     if got.schema.types != want.schema.types or got.schema.names != want.schema.names:
         raise WrongResult(f"{what}: schema {got.schema}, expected {want.schema}")
     if sample is None:
@@ -291,11 +186,6 @@ def file_layouts(uri: str) -> list[pa.DataType]:
     return out
 
 
-def _sample(rows: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return np.sort(rng.choice(rows, size=min(SAMPLE, rows), replace=False))
-
-
 # ---- 1. append of a layout pylance rejects -------------------------------------------------------
 def bench_append(
     rep: Report, source: pa.Table, repeat: int, workdir: str, max_rows_per_file: int
@@ -305,7 +195,7 @@ def bench_append(
     base = source.slice(0, BASE_ROWS).combine_chunks()
     data = {"utf8": source, "large_utf8": as_layout(source, "large_utf8")}
     want = pa.concat_tables([base, source]).combine_chunks()
-    sample = _sample(want.num_rows, 11)
+    sample = h.sample_rows(want.num_rows, 11)
     n_frags = 1 + math.ceil(rows / max_rows_per_file)
 
     # pylance refuses the LargeUtf8 append (the reason this contract exists)
@@ -414,7 +304,7 @@ def bench_boundary(rep: Report, repeat: int, workdir: str, big: int) -> None:
     # outside timing: representation-only inputs pass through without a copy; views convert
     for (lay, n), b in batches.items():
         out = to_physical(b, bound[(lay, n)])
-        _check_rows(f"to_physical {lay} {n}", out.num_rows, b.num_rows)
+        h.check_rows(f"to_physical {lay} {n}", out.num_rows, b.num_rows)
         if lay == "utf8_view":
             if out.column(1).type != pa.string() or not out.column(1).equals(
                 b.column(1).cast(pa.string())
@@ -465,7 +355,7 @@ def _bench_stubbed_append(
 
     def check(n: str, ds: Any, full: bool) -> None:
         frags = ds.manifest.fragments
-        _check_rows(f"stubbed append {n}", frags[-1].physical_rows, data[n].num_rows)
+        h.check_rows(f"stubbed append {n}", frags[-1].physical_rows, data[n].num_rows)
 
     def drop(n: str, r: int) -> None:
         shutil.rmtree(uris[n], ignore_errors=True)
@@ -489,7 +379,7 @@ def bench_output(
 ) -> None:
     sec = "3 output"
     rows = source.num_rows
-    sample = _sample(rows, 13)
+    sample = h.sample_rows(rows, 13)
     ours: dict[str, str] = {}
     legacy: dict[str, str] = {}
     for lay in {c[0] for c in CONVERSIONS}:
@@ -606,7 +496,7 @@ def bench_mixed(rep: Report, source: pa.Table, repeat: int, workdir: str) -> Non
         raise WrongResult(f"mixed table: data files {file_layouts(uris['mixed'])}")
     if file_layouts(uris["uniform"]) != [pa.string()] * len(MIXED):
         raise WrongResult(f"uniform table: data files {file_layouts(uris['uniform'])}")
-    sample = _sample(rows, 17)
+    sample = h.sample_rows(rows, 17)
     reads = {
         "scan mixed": lambda: ls.dataset(uris["mixed"]).to_table(),
         "scan uniform": lambda: ls.dataset(uris["uniform"]).to_table(),
@@ -650,21 +540,20 @@ def format_section(rep: Report, sec: str) -> str:
     width = max(len(r.name) for r in ratios)
     lines.append(f"  {'ratio':<{width}} {'median':>7} {'best':>7} {'paired':>7}  target")
     for r in ratios:
-        target = f"<= {r.target:.1f}x {r.status}" if r.target is not None else "(context)"
         lines.append(
             f"  {r.name:<{width}} {r.ratio:>6.2f}x {r.best_ratio:>6.2f}x "
-            f"{r.paired_ratio:>6.2f}x  {target}"
+            f"{r.paired_ratio:>6.2f}x  {r.target_cell('(context)')}"
         )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--rows",
-        type=int,
-        default=DEFAULT_ROWS,
-        help="rows of sections 1, 3 and 4 (default 2,000,000)",
+    p = h.parser(__doc__)
+    h.add_common_args(
+        p,
+        rows_help="rows of sections 1, 3 and 4 (default 2,000,000)",
+        repeat_help="timed repeats per measurement; the median is reported",
+        json_help="also write the results as JSON",
     )
     p.add_argument(
         "--big-rows",
@@ -673,44 +562,27 @@ def main(argv: list[str] | None = None) -> int:
         help="rows of section 2's big batch (default 10,000,000)",
     )
     p.add_argument(
-        "--repeat",
-        type=int,
-        default=7,
-        help="timed repeats per measurement; the median is reported",
-    )
-    p.add_argument("--max-rows-per-file", type=int, default=1_048_576)
-    p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    p.add_argument(
         "--only",
         action="append",
         choices=["1", "2", "3", "4"],
         help="run only this section (repeatable)",
     )
-    p.add_argument("--tmpdir", help="parent of the temporary working directory")
     args = p.parse_args(argv)
     if args.repeat < 1 or args.rows < 4 or args.big_rows < SMALL:
         p.error("--repeat must be positive, --rows at least 4, --big-rows at least 10,000")
     only = set(args.only or ["1", "2", "3", "4"])
 
-    env = environment()
-    print(
-        f"machine: {env['cores']} cores ({env['usable_cores']} usable), {env['cpu']}, "
-        f"{env['platform']}"
-    )
-    print(
-        f"versions: python {env['python']}, pylance {env['pylance']}, lance-semantic "
-        f"{env['lance_semantic']} ({env['lance_semantic_commit']}), pyarrow {env['pyarrow']}"
-    )
+    env = h.environment()
+    h.print_banner(env)
     print(
         f"rows {args.rows:,} (int64 + ~20-byte strings), repeat {args.repeat} (median), "
         f"max_rows_per_file {args.max_rows_per_file:,}, data storage version {STORAGE_VERSION}"
     )
     env["loadavg_at_start"] = list(os.getloadavg())
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in env['loadavg_at_start'])}")
-    workdir = tempfile.mkdtemp(prefix="lance-semantic-bench-semantic-", dir=args.tmpdir)
     started = time.perf_counter()
     rep = Report()
-    try:
+    with h.workdir("lance-semantic-bench-semantic-", args.tmpdir) as workdir:
         source = source_table(args.rows)
         steps: list[tuple[str, Callable[[], None]]] = [
             ("1", lambda: bench_append(rep, source, args.repeat, workdir, args.max_rows_per_file)),
@@ -726,8 +598,6 @@ def main(argv: list[str] | None = None) -> int:
                 sec = next(s for s in TITLES if s.startswith(key))
                 print(format_section(rep, sec))
                 print(f"  ({time.perf_counter() - t0:.1f} s)\n", flush=True)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     env["loadavg_at_end"] = list(os.getloadavg())
     print(
         "median/best: seconds (section 2: per call); ratios: of the medians (target status), "
@@ -738,22 +608,23 @@ def main(argv: list[str] | None = None) -> int:
     if over:
         print("over target: " + "; ".join(over))
     if args.json:
-        payload = {
-            "environment": env,
-            "parameters": {
-                "rows": args.rows,
-                "big_rows": args.big_rows,
-                "repeat": args.repeat,
-                "max_rows_per_file": args.max_rows_per_file,
-                "storage_version": STORAGE_VERSION,
-            },
-            "timings": [
+        parameters = {
+            "rows": args.rows,
+            "big_rows": args.big_rows,
+            "repeat": args.repeat,
+            "max_rows_per_file": args.max_rows_per_file,
+            "storage_version": STORAGE_VERSION,
+        }
+        h.write_json(
+            args.json,
+            env,
+            parameters,
+            timings=[
                 asdict(t) | {"median": t.median, "best": t.best} for t in rep.timings.values()
             ],
-            "ratios": [asdict(r) | {"status": r.status} for r in rep.ratios],
-        }
-        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")
-    return 1 if over and os.environ.get("BENCH_STRICT") else 0
+            ratios=[asdict(r) | {"status": r.status} for r in rep.ratios],
+        )
+    return h.strict_exit(over)
 
 
 if __name__ == "__main__":
