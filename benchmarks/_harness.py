@@ -290,9 +290,8 @@ def environment() -> dict[str, Any]:
 
 
 def _git(*args: str) -> str:
-    out = subprocess.run(
-        ["git", *args], cwd=Path(__file__).parent, capture_output=True, text=True, check=True
-    )
+    """``git`` in the checkout's root (so the pathspec ``src`` means the package sources)."""
+    out = subprocess.run(["git", *args], cwd=_ROOT, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 
