@@ -79,12 +79,16 @@ class MergeInsertResult:
 
 
 def _scan(
-    ds: Dataset, columns: Sequence[str] | None, where: Filter | None, batch_size: int = 0
+    ds: Dataset,
+    columns: Sequence[str] | None,
+    where: Filter | None,
+    batch_size: int = 0,
+    post: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
 ) -> Iterator[tuple[Fragment, pa.RecordBatch]]:
     """Live rows (with their ``_rowoffset``) of every fragment matching ``where``.
 
     Fragments are read and filtered on a small thread pool (the decoding releases the GIL),
-    at most ``_WINDOW`` ahead of the consumer, in fragment order.
+    at most ``_WINDOW`` ahead of the consumer, in fragment order; ``post`` runs there too.
     """
     plan = ds._plan(columns, where, None)
     schema = ds.semantic_schema
@@ -96,7 +100,7 @@ def _scan(
             if plan.predicate is not None:
                 batch = plan.predicate.apply(batch)
             if batch.num_rows:
-                out.append(batch)
+                out.append(batch if post is None else post(batch))
         return out
 
     for frag, batches in _ordered_window(one, ds.manifest.fragments):
@@ -348,11 +352,17 @@ class MergeInsertBuilder:
         source_key = source.column(self._on[0]).combine_chunks()
         needs_target = self._condition is not None or set(source_cols) != set(out.names)
 
+        single = len(self._on) == 1
+
+        def lookup(batch: pa.RecordBatch) -> pa.RecordBatch:
+            """Each target row's source row (null: no match); runs on the scan threads."""
+            idx = pc.index_in(batch.column(self._on[0]), value_set=source_key, skip_nulls=True)
+            return batch.append_column("__src", idx)
+
         def matches(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
             """(target row offsets, source row indices) of the matched pairs."""
-            if len(self._on) == 1:
-                key = self._on[0]
-                idx = pc.index_in(batch.column(key), value_set=source_key, skip_nulls=True)
+            if single:
+                idx = batch.column("__src")
                 hit = idx.is_valid().to_numpy(zero_copy_only=False)
                 offsets = batch.column(ROW_OFFSET).to_numpy()[hit]
                 return offsets, idx.filter(idx.is_valid()).to_numpy().astype(np.int64)
@@ -362,7 +372,7 @@ class MergeInsertBuilder:
             return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
 
         def new_rows() -> Iterator[pa.RecordBatch]:
-            for frag, batch in _scan(ds, key_cols, None, _NARROW_BATCH):
+            for frag, batch in _scan(ds, key_cols, None, _NARROW_BATCH, lookup if single else None):
                 offsets, src_idx = matches(batch)
                 matched_source[src_idx] = True
                 batch_offsets = batch.column(ROW_OFFSET).to_numpy()
