@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -90,23 +90,22 @@ ST_ERROR = 2
 ST_FALLBACK = 3
 ST_NEED_SCRATCH = 4
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-
-def _jit(fn: F) -> F:
+def _jit(fn: Callable[..., Any]) -> Any:
     """``njit(cache=True, nogil=True)``, or without the disk cache when no cache location is
     writable (numba refuses ``cache=True`` then; the kernels are compiled per process)."""
     try:
-        return njit(cache=True, nogil=True)(fn)  # type: ignore[no-any-return]
+        return njit(cache=True, nogil=True)(fn)
     except RuntimeError as e:  # "cannot cache function ...: no locator available"
         _log.debug("numba cache unavailable for %s: %s", fn.__name__, e)
-        return njit(cache=False, nogil=True)(fn)  # type: ignore[no-any-return]
+        return njit(cache=False, nogil=True)(fn)
 
 
-def _inline(fn: F) -> F:
+def _inline(fn: Callable[..., Any]) -> Any:
     """A helper inlined into its callers at numba IR level: array arguments then cost no
     reference counting (an out-of-line call increfs/decrefs every array it is passed)."""
     import os
+
     if os.environ.get("JX_INLINE") == "never":
         return njit(nogil=True)(fn)  # type: ignore[no-any-return]
     return njit(inline="always", nogil=True)(fn)  # type: ignore[no-any-return]
@@ -127,6 +126,7 @@ U52 = np.uint64(52)
 U63 = np.uint64(63)
 U64_ = np.uint64(64)
 U100 = np.uint64(100)
+U10000 = np.uint64(10000)
 U255 = np.uint64(255)
 M32 = np.uint64(0xFFFFFFFF)
 M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -157,7 +157,7 @@ _JE_OF_TYPE = np.array(
     dtype=np.int64,
 )
 
-_POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
+_DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), np.uint8).copy()
 
 
 def _eisel_lemire_table() -> np.ndarray:
@@ -236,7 +236,7 @@ def _mul128(a: Any, b: Any) -> Any:
 
 
 @_jit
-def _hexval(c: int) -> int:
+def _hexval(c: Any) -> Any:
     if 48 <= c <= 57:
         return c - 48
     if 97 <= c <= 102:
@@ -247,7 +247,7 @@ def _hexval(c: int) -> int:
 
 
 @_inline
-def _put_u32(out: Any, p: int, v: int) -> None:
+def _put_u32(out: Any, p: Any, v: Any) -> None:
     out[p] = (v >> 24) & 0xFF
     out[p + 1] = (v >> 16) & 0xFF
     out[p + 2] = (v >> 8) & 0xFF
@@ -255,7 +255,7 @@ def _put_u32(out: Any, p: int, v: int) -> None:
 
 
 @_inline
-def _get_u32(b: Any, p: int) -> int:
+def _get_u32(b: Any, p: Any) -> Any:
     return (
         (np.int64(b[p]) << 24)
         | (np.int64(b[p + 1]) << 16)
@@ -266,14 +266,14 @@ def _get_u32(b: Any, p: int) -> int:
 
 # ---- text -> f64 ------------------------------------------------------------------------------
 @_jit
-def _eisel_lemire(q: int, w: Any) -> Any:
+def _eisel_lemire(q: Any, w: Any) -> Any:
     """(ok, bits) of the f64 nearest to ``w * 10**q`` (w > 0), without the sign. ``ok`` is
     False when the algorithm cannot decide (the caller then uses an exact method)."""
     if q < -342:
         return True, U0
     if q > 308:
         return True, np.uint64(0x7FF) << U52
-    lz = leading_zeros(w)
+    lz: Any = leading_zeros(w)  # type: ignore[call-arg]
     w = w << np.uint64(lz)
     idx = q + 342
     hi5 = _POW5_128[idx, 0]
@@ -320,7 +320,7 @@ def _eisel_lemire(q: int, w: Any) -> Any:
 
 
 @_jit
-def _decimal_to_f64(w: Any, q: int, truncated: bool) -> Any:
+def _decimal_to_f64(w: Any, q: Any, truncated: Any) -> Any:
     """(ok, bits) of the f64 nearest to ``w * 10**q`` (significant digits ``w``, which were cut
     to 19 when ``truncated``). Eisel-Lemire cannot fail for 10**-27 <= 10**q <= 10**55, which
     covers the exact (Clinger) cases; outside, it fails on rare near-halfway inputs, and a
@@ -339,12 +339,12 @@ def _decimal_to_f64(w: Any, q: int, truncated: bool) -> Any:
 
 # ---- text -> JSONB ----------------------------------------------------------------------------
 @_jit
-def _is_ws(c: int) -> bool:
+def _is_ws(c: Any) -> Any:
     return c == 32 or c == 10 or c == 13 or c == 9
 
 
 @_jit
-def _utf8_seq(c0: int, c1: int, c2: int, c3: int, avail: int) -> int:
+def _utf8_seq(c0: Any, c1: Any, c2: Any, c3: Any, avail: Any) -> Any:
     """Length of the well-formed UTF-8 sequence led by ``c0`` (>= 0x80) and continued by
     ``c1..c3`` of which ``avail`` exist, or 0."""
     if 0xC2 <= c0 <= 0xDF:
@@ -389,7 +389,7 @@ def _utf8_seq(c0: int, c1: int, c2: int, c3: int, avail: int) -> int:
 
 
 @_jit
-def _je_type(t: int) -> int:
+def _je_type(t: Any) -> Any:
     """The JEntry type bits of a parse-tape node type."""
     if t == T_STRING:
         return 0x10000000
@@ -405,7 +405,7 @@ def _je_type(t: int) -> int:
 
 
 @_inline
-def _merge_sort_pairs(pend: Any, p0: int, npairs: int, na: Any, nb: Any, sc: Any, tmp: Any) -> None:
+def _merge_sort_pairs(pend: Any, p0: Any, npairs: Any, na: Any, nb: Any, sc: Any, tmp: Any) -> None:
     """Stable bottom-up merge sort of the (key, value) node pairs pend[p0:p0+2*npairs] by key
     bytes (keys live in ``sc``); ``tmp`` holds at least 2 * npairs entries."""
     width = 1
@@ -467,12 +467,12 @@ def encode_rows(
     offsets: Any,
     data: Any,
     validity: Any,
-    vbit0: int,
-    has_validity: bool,
-    row: int,
-    row_end: int,
+    vbit0: Any,
+    has_validity: Any,
+    row: Any,
+    row_end: Any,
     out: Any,
-    out_pos: int,
+    out_pos: Any,
     out_offsets: Any,
     ntyp: Any,
     ints: Any,
@@ -579,8 +579,11 @@ def encode_rows(
                 if c == 34:  # "
                     state = 4
                 elif c == 116:  # t
-                    if pos + 4 <= e and data[pos + 1] == 114 and data[pos + 2] == 117 and (
-                        data[pos + 3] == 101
+                    if (
+                        pos + 4 <= e
+                        and data[pos + 1] == 114
+                        and data[pos + 2] == 117
+                        and (data[pos + 3] == 101)
                     ):
                         ntyp[node] = T_TRUE
                         pos += 4
@@ -590,8 +593,11 @@ def encode_rows(
                         epos = pos
                         break
                 elif c == 102:  # f
-                    if pos + 5 <= e and data[pos + 1] == 97 and data[pos + 2] == 108 and (
-                        data[pos + 3] == 115 and data[pos + 4] == 101
+                    if (
+                        pos + 5 <= e
+                        and data[pos + 1] == 97
+                        and data[pos + 2] == 108
+                        and (data[pos + 3] == 115 and data[pos + 4] == 101)
                     ):
                         ntyp[node] = T_FALSE
                         pos += 5
@@ -601,8 +607,11 @@ def encode_rows(
                         epos = pos
                         break
                 elif c == 110:  # n
-                    if pos + 4 <= e and data[pos + 1] == 117 and data[pos + 2] == 108 and (
-                        data[pos + 3] == 108
+                    if (
+                        pos + 4 <= e
+                        and data[pos + 1] == 117
+                        and data[pos + 2] == 108
+                        and (data[pos + 3] == 108)
                     ):
                         ntyp[node] = T_NULL
                         pos += 4
@@ -1192,12 +1201,27 @@ def encode_rows(
 
 # ---- f64 -> text (Ryu) ------------------------------------------------------------------------
 @_jit
-def _pow5bits(e: int) -> int:
+def _count_digits(v: Any) -> Any:
+    """Decimal digits of a uint64 (1 for 0)."""
+    n = 1
+    while v >= U10000:
+        v = v // U10000
+        n += 4
+    if v >= U100:
+        v = v // U100
+        n += 2
+    if v >= U10:
+        n += 1
+    return n
+
+
+@_jit
+def _pow5bits(e: Any) -> Any:
     return ((e * 1217359) >> 19) + 1
 
 
 @_jit
-def _mul_shift64(m: Any, lo: Any, hi: Any, j: int) -> Any:
+def _mul_shift64(m: Any, lo: Any, hi: Any, j: Any) -> Any:
     b0_hi, _b0_lo = _mul128(m, lo)
     b2_hi, b2_lo = _mul128(m, hi)
     s_lo = b2_lo + b0_hi
@@ -1207,7 +1231,7 @@ def _mul_shift64(m: Any, lo: Any, hi: Any, j: int) -> Any:
 
 
 @_jit
-def _pow5_factor(v: Any) -> int:
+def _pow5_factor(v: Any) -> Any:
     count = 0
     while v > U0:
         if v % U5 != U0:
@@ -1218,7 +1242,7 @@ def _pow5_factor(v: Any) -> int:
 
 
 @_jit
-def _ryu(mant: Any, exp_bits: int) -> Any:
+def _ryu(mant: Any, exp_bits: Any) -> Any:
     """Shortest decimal (digits, exponent10) of the positive finite double with the given
     mantissa and biased exponent fields (Ryu, d2d)."""
     if exp_bits == 0:
@@ -1293,7 +1317,15 @@ def _ryu(mant: Any, exp_bits: int) -> Any:
         up = (vr == vm and (not accept_bounds or not vm_tz)) or last >= U5
         output = vr + (U1 if up else U0)
     else:
+        # Only the last removed digit decides the rounding, so digits may go in chunks: if
+        # vp / 10**k > vm / 10**k then every single-digit step on the way would be taken.
         round_up = False
+        while vp // U10000 > vm // U10000:
+            round_up = vr % U10000 >= np.uint64(5000)
+            vr = vr // U10000
+            vp = vp // U10000
+            vm = vm // U10000
+            removed += 4
         if vp // U100 > vm // U100:
             round_up = vr % U100 >= np.uint64(50)
             vr = vr // U100
@@ -1308,7 +1340,7 @@ def _ryu(mant: Any, exp_bits: int) -> Any:
             removed += 1
         output = vr + (U1 if (vr == vm or round_up) else U0)
     exp10 = e10 + removed
-    while output % U10 == U0:
+    while output != U0 and output % U10 == U0:
         output = output // U10
         exp10 += 1
     return output, exp10
@@ -1319,12 +1351,12 @@ def render_rows(
     offsets: Any,
     data: Any,
     validity: Any,
-    vbit0: int,
-    has_validity: bool,
-    row: int,
-    row_end: int,
+    vbit0: Any,
+    has_validity: Any,
+    row: Any,
+    row_end: Any,
     out: Any,
-    out_pos: int,
+    out_pos: Any,
     out_offsets: Any,
     frames: Any,
     digits: Any,
@@ -1526,9 +1558,11 @@ def render_rows(
                         status = ST_FALLBACK
                         break
                     tag = data[ps]
-                    neg = False
-                    v = U0
-                    is_int = False
+                    # what to print: nothing more (0), an integer (1) or a float (2) whose
+                    # decimal digits are those of dv
+                    kind_n = 0
+                    dv = U0
+                    dexp = 0
                     if tag == 0x00:
                         out[p] = 48
                         p += 1
@@ -1544,13 +1578,14 @@ def render_rows(
                             status = ST_FALLBACK
                             break
                         for k in range(w):
-                            v = (v << U8) | np.uint64(data[ps + 1 + k])
-                        if tag == 0x40 and ((v >> np.uint64(8 * w - 1)) & U1) == U1:
-                            neg = True
-                            v = (~v) + U1  # magnitude, modulo 2**64 ...
+                            dv = (dv << U8) | np.uint64(data[ps + 1 + k])
+                        if tag == 0x40 and ((dv >> np.uint64(8 * w - 1)) & U1) == U1:
+                            out[p] = 45
+                            p += 1
+                            dv = (~dv) + U1  # the magnitude, modulo 2**64 ...
                             if w < 8:  # ... of a w-byte two's complement value
-                                v = v & ((U1 << np.uint64(8 * w)) - U1)
-                        is_int = True
+                                dv = dv & ((U1 << np.uint64(8 * w)) - U1)
+                        kind_n = 1
                     elif tag == 0x60:
                         if ln != 9:
                             status = ST_FALLBACK
@@ -1560,7 +1595,7 @@ def render_rows(
                             bits = (bits << U8) | np.uint64(data[ps + 1 + k])
                         exp_bits = np.int64((bits >> U52) & np.uint64(0x7FF))
                         mant = bits & MANT_MASK
-                        if exp_bits == 0x7FF:
+                        if exp_bits == 0x7FF:  # NaN, ±Inf
                             out[p] = 110
                             out[p + 1] = 117
                             out[p + 2] = 108
@@ -1576,87 +1611,88 @@ def render_rows(
                                 out[p + 2] = 48
                                 p += 3
                             else:
-                                output, exp10 = _ryu(mant, exp_bits)
-                                nd = 0
-                                while output > U0:
-                                    digits[nd] = np.uint8(output % U10) + 48
-                                    output = output // U10
-                                    nd += 1
-                                # digits[nd - 1] is the most significant digit
-                                dexp = exp10 + nd - 1
-                                if -5 <= dexp <= 15:
-                                    if nd - 1 <= dexp:  # 1234e7 -> 12340000000.0
-                                        for k in range(nd):
-                                            out[p + k] = digits[nd - 1 - k]
-                                        p += nd
-                                        for k in range(dexp - nd + 1):
-                                            out[p + k] = 48
-                                        p += dexp - nd + 1
-                                        out[p] = 46
-                                        out[p + 1] = 48
-                                        p += 2
-                                    elif dexp >= 0:  # 1234e-2 -> 12.34
-                                        for k in range(dexp + 1):
-                                            out[p + k] = digits[nd - 1 - k]
-                                        p += dexp + 1
-                                        out[p] = 46
-                                        p += 1
-                                        for k in range(dexp + 1, nd):
-                                            out[p] = digits[nd - 1 - k]
-                                            p += 1
-                                    else:  # 1234e-6 -> 0.001234
-                                        out[p] = 48
-                                        out[p + 1] = 46
-                                        p += 2
-                                        for k in range(-dexp - 1):
-                                            out[p + k] = 48
-                                        p += -dexp - 1
-                                        for k in range(nd):
-                                            out[p + k] = digits[nd - 1 - k]
-                                        p += nd
-                                else:  # 1234e30 -> 1.234e+33
-                                    out[p] = digits[nd - 1]
-                                    p += 1
-                                    if nd > 1:
-                                        out[p] = 46
-                                        p += 1
-                                        for k in range(1, nd):
-                                            out[p] = digits[nd - 1 - k]
-                                            p += 1
-                                    out[p] = 101
-                                    if dexp < 0:
-                                        out[p + 1] = 45
-                                        dexp = -dexp
-                                    else:
-                                        out[p + 1] = 43
-                                    p += 2
-                                    if dexp >= 100:
-                                        out[p] = 48 + dexp // 100
-                                        p += 1
-                                    if dexp >= 10:
-                                        out[p] = 48 + (dexp // 10) % 10
-                                        p += 1
-                                    out[p] = 48 + dexp % 10
-                                    p += 1
+                                dv, dexp = _ryu(mant, exp_bits)
+                                kind_n = 2
                     else:
                         status = ST_FALLBACK
                         break
-                    if is_int:
-                        if neg:
-                            out[p] = 45
-                            p += 1
-                        if v == U0:
-                            out[p] = 48
-                            p += 1
+                    if kind_n != 0:
+                        # the decimal digits of dv, most significant first, two at a time
+                        nd = _count_digits(dv)
+                        k = nd
+                        while dv >= U100:
+                            qv = dv // U100
+                            r2 = np.int64(dv - qv * U100) * 2
+                            digits[k - 1] = _DIGIT_PAIRS[r2 + 1]
+                            digits[k - 2] = _DIGIT_PAIRS[r2]
+                            k -= 2
+                            dv = qv
+                        if dv >= U10:
+                            r2 = np.int64(dv) * 2
+                            digits[1] = _DIGIT_PAIRS[r2 + 1]
+                            digits[0] = _DIGIT_PAIRS[r2]
                         else:
-                            nd = 0
-                            while v > U0:
-                                digits[nd] = np.uint8(v % U10) + 48
-                                v = v // U10
-                                nd += 1
+                            digits[0] = 48 + np.int64(dv)
+                        if kind_n == 1:
                             for k in range(nd):
-                                out[p + k] = digits[nd - 1 - k]
+                                out[p + k] = digits[k]
                             p += nd
+                        else:
+                            dexp += nd - 1  # the exponent of the first digit
+                            if -5 <= dexp <= 15:
+                                if nd - 1 <= dexp:  # 1234e7 -> 12340000000.0
+                                    for k in range(nd):
+                                        out[p + k] = digits[k]
+                                    p += nd
+                                    for k in range(dexp - nd + 1):
+                                        out[p + k] = 48
+                                    p += dexp - nd + 1
+                                    out[p] = 46
+                                    out[p + 1] = 48
+                                    p += 2
+                                elif dexp >= 0:  # 1234e-2 -> 12.34
+                                    for k in range(dexp + 1):
+                                        out[p + k] = digits[k]
+                                    p += dexp + 1
+                                    out[p] = 46
+                                    p += 1
+                                    for k in range(dexp + 1, nd):
+                                        out[p] = digits[k]
+                                        p += 1
+                                else:  # 1234e-6 -> 0.001234
+                                    out[p] = 48
+                                    out[p + 1] = 46
+                                    p += 2
+                                    for k in range(-dexp - 1):
+                                        out[p + k] = 48
+                                    p += -dexp - 1
+                                    for k in range(nd):
+                                        out[p + k] = digits[k]
+                                    p += nd
+                            else:  # 1234e30 -> 1.234e+33
+                                out[p] = digits[0]
+                                p += 1
+                                if nd > 1:
+                                    out[p] = 46
+                                    p += 1
+                                    for k in range(1, nd):
+                                        out[p] = digits[k]
+                                        p += 1
+                                out[p] = 101
+                                if dexp < 0:
+                                    out[p + 1] = 45
+                                    dexp = -dexp
+                                else:
+                                    out[p + 1] = 43
+                                p += 2
+                                if dexp >= 100:
+                                    out[p] = 48 + dexp // 100
+                                    p += 1
+                                if dexp >= 10:
+                                    out[p] = 48 + (dexp // 10) % 10
+                                    p += 1
+                                out[p] = 48 + dexp % 10
+                                p += 1
                 if then_colon:
                     out[p] = 58
                     p += 1
@@ -1731,7 +1767,7 @@ def render_rows(
 
 # ---- strict JSONB check -----------------------------------------------------------------------
 @_inline
-def _check_scalar(b: Any, je: int, ps: int, end: int) -> int:
+def _check_scalar(b: Any, je: Any, ps: Any, end: Any) -> Any:
     """0 if the JEntry ``je`` (not a container) with payload at ``ps`` is well-formed JSONB,
     else a failure code; the caller checks that the payload fits."""
     if je & 0x80000000:
@@ -1775,7 +1811,7 @@ def _check_scalar(b: Any, je: int, ps: int, end: int) -> int:
 
 
 @_inline
-def _key_less(b: Any, a0: int, al: int, b0: int, bl: int) -> bool:
+def _key_less(b: Any, a0: Any, al: Any, b0: Any, bl: Any) -> Any:
     m = al if al < bl else bl
     for k in range(m):
         ca = b[a0 + k]
@@ -1790,10 +1826,10 @@ def check_rows(
     offsets: Any,
     data: Any,
     validity: Any,
-    vbit0: int,
-    has_validity: bool,
-    row: int,
-    row_end: int,
+    vbit0: Any,
+    has_validity: Any,
+    row: Any,
+    row_end: Any,
 ) -> Any:
     """Check that rows ``row`` .. ``row_end - 1`` are JSONB as pylance writes it.
 

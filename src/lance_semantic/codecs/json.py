@@ -10,13 +10,16 @@ Three functions, each over one Arrow array (the write boundary and the read proj
 through structs, lists and maps and call them on the json leaves):
 
 * :func:`encode_json` -- text -> JSONB, byte-identical to pylance 14 for every document both
-  accept (facts sheet §9); refuses invalid JSON with :class:`~lance_semantic.errors.InvalidJsonError`.
+  accept (facts sheet §9); refuses invalid JSON with
+  :class:`~lance_semantic.errors.InvalidJsonError`.
 * :func:`decode_jsonb` -- JSONB -> text exactly as pylance 14 renders it.
 * :func:`validate_jsonb` -- checks pre-encoded ``lance.json`` input before it is stored as-is.
 
 The conversion rules, in plain Python, are in :mod:`lance_semantic.codecs.json_reference`; the
-work itself is done by numba kernels over the Arrow buffers (``_jsonb_kernels``). The first call
-in a process imports numba and loads (or, the first time, compiles -- some seconds) the kernels.
+work itself is done by numba kernels over the Arrow buffers (``_jsonb_kernels``), on several
+threads for large inputs. The first call in a process imports numba and loads the compiled
+kernels from numba's on-disk cache -- about a second --, or compiles them when there is no
+cache yet (or no writable cache location) -- up to a minute on a busy machine.
 
 >>> import pyarrow as pa
 >>> enc = encode_json(pa.array(['{"b": 1e16, "a": [1, null]}', None]), path="doc")
@@ -27,16 +30,17 @@ in a process imports numba and loads (or, the first time, compiles -- some secon
 >>> encode_json(pa.array(['[1, 2]', '{"a": 1, "a": 2}']), path="doc")
 Traceback (most recent call last):
 ...
-lance_semantic.errors.InvalidJsonError: field 'doc', row 1: invalid JSON: object has a duplicate key (near '{"a": 1, "a": 2}')
+lance_semantic.errors.InvalidJsonError: field 'doc', row 1: invalid JSON: ...
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
-from typing import Any, overload
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -47,18 +51,18 @@ from ._jsonb_format import MAX_NESTING_DEPTH, reason_of
 
 __all__ = ["encode_json", "decode_jsonb", "validate_jsonb", "MAX_NESTING_DEPTH"]
 
-#: rows per thread below which a conversion stays on the calling thread
-_MIN_ROWS_PER_THREAD = 16_384
-#: bytes per thread below which a conversion stays on the calling thread
-_MIN_BYTES_PER_THREAD = 4 << 20
+#: a range of rows is split over threads only when each part gets at least this many bytes
+_MIN_BYTES_PER_UNIT = 2 << 20
 _EXCERPT = 24  # characters of context either side of an error
+_MAX_UTF8_BYTES = 2**31 - 1  # text beyond this per array is returned as large_utf8
 
 _ST_DONE, _ST_NEED_SPACE, _ST_ERROR, _ST_FALLBACK, _ST_NEED_SCRATCH = 0, 1, 2, 3, 4
-_NODES = 4096  # parsed values a row may hold before the scratch arrays are doubled
+_NODES = 4096  # parsed values per row before the parser's scratch arrays are doubled
 _DEPTH = 64  # nesting the renderer handles before its scratch arrays are doubled
 
 _kernels_module: ModuleType | None = None
 _kernels_lock = threading.Lock()
+T = TypeVar("T")
 
 
 def _kernels() -> ModuleType:
@@ -78,27 +82,26 @@ class _Buffers:
     """offsets (int64, one per row + 1), data (uint8) and validity bitmap of a variable-width
     array, as numpy views (offsets are copied only when 32-bit)."""
 
-    __slots__ = ("n", "offsets", "data", "validity", "vbit0", "has_validity", "null_count", "arr")
+    __slots__ = ("arr", "n", "offsets", "data", "validity", "vbit0", "has_validity", "nulls")
 
     def __init__(self, arr: pa.Array) -> None:
         self.arr = arr
-        self.n = len(arr)
+        self.n = n = len(arr)
         bufs = arr.buffers()
-        width = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(
-            arr.type
-        ) else np.int32
-        raw = np.frombuffer(bufs[1], dtype=width) if bufs[1] is not None else np.zeros(1, width)
-        offs = raw[arr.offset : arr.offset + self.n + 1]
-        if self.n == 0 and offs.shape[0] == 0:
-            offs = np.zeros(1, dtype=width)
-        self.offsets = offs.astype(np.int64) if width is np.int32 else offs
+        large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+        width = np.int64 if large else np.int32
+        if bufs[1] is None or n == 0:
+            self.offsets: np.ndarray = np.zeros(n + 1, dtype=np.int64)
+        else:
+            offs = np.frombuffer(bufs[1], dtype=width)[arr.offset : arr.offset + n + 1]
+            self.offsets = offs if large else offs.astype(np.int64)
         self.data = (
             np.frombuffer(bufs[2], dtype=np.uint8)
             if bufs[2] is not None and bufs[2].size
             else np.zeros(1, dtype=np.uint8)
         )
-        self.null_count = arr.null_count
-        self.has_validity = bufs[0] is not None and self.null_count > 0
+        self.nulls = arr.null_count
+        self.has_validity = bufs[0] is not None and self.nulls > 0
         self.validity = (
             np.frombuffer(bufs[0], dtype=np.uint8) if self.has_validity else np.zeros(1, np.uint8)
         )
@@ -107,8 +110,8 @@ class _Buffers:
     def row_bytes(self, row: int) -> bytes:
         return self.data[self.offsets[row] : self.offsets[row + 1]].tobytes()
 
-    def total_bytes(self) -> int:
-        return int(self.offsets[-1] - self.offsets[0]) if self.n else 0
+    def nbytes(self, lo: int = 0, hi: int | None = None) -> int:
+        return int(self.offsets[self.n if hi is None else hi] - self.offsets[lo])
 
     def validity_buffer(self) -> pa.Buffer | None:
         """A validity bitmap starting at bit 0 for the output array (or None: no nulls)."""
@@ -119,10 +122,6 @@ class _Buffers:
         return self.arr.is_valid().buffers()[1]
 
 
-def _type_name(t: pa.DataType) -> str:
-    return str(t)
-
-
 def _text_storage(arr: Any, path: str) -> pa.Array:
     """The utf8 / large_utf8 array holding the JSON text of ``arr``."""
     if not isinstance(arr, pa.Array):
@@ -130,14 +129,14 @@ def _text_storage(arr: Any, path: str) -> pa.Array:
     t = arr.type
     if isinstance(t, pa.BaseExtensionType):
         if t.extension_name != "arrow.json":
-            raise UnsupportedInputTypeError(path, "json", _type_name(t))
+            raise UnsupportedInputTypeError(path, "json", str(t))
         arr = arr.storage
         t = arr.type
     if pa.types.is_string_view(t):
         return arr.cast(pa.large_string())
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return arr
-    raise UnsupportedInputTypeError(path, "json", _type_name(t))
+    raise UnsupportedInputTypeError(path, "json", str(t))
 
 
 def _jsonb_storage(arr: Any, path: str) -> pa.Array:
@@ -152,7 +151,7 @@ def _jsonb_storage(arr: Any, path: str) -> pa.Array:
         return arr.cast(pa.large_binary())
     if pa.types.is_large_binary(t) or pa.types.is_binary(t):
         return arr
-    raise UnsupportedInputTypeError(path, "json", _type_name(t))
+    raise UnsupportedInputTypeError(path, "json", str(t))
 
 
 def _excerpt(raw: bytes, pos: int) -> str:
@@ -162,51 +161,68 @@ def _excerpt(raw: bytes, pos: int) -> str:
 
 
 def _hex_excerpt(raw: bytes, pos: int) -> str:
-    lo = max(0, pos - 8)
-    return raw[lo : pos + 8].hex(" ")
+    return raw[max(0, pos - 8) : pos + 8].hex(" ")
 
 
-def _chunks(b: _Buffers, threads: int | None) -> list[tuple[int, int]]:
-    """Row ranges to convert concurrently (one range unless the array is large)."""
-    n = b.n
-    if threads is None:
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        threads = min(threads, os.cpu_count() or 1)
-    k = max(1, min(threads, n // _MIN_ROWS_PER_THREAD, b.total_bytes() // _MIN_BYTES_PER_THREAD))
-    if k <= 1:
-        return [(0, n)]
-    # split on bytes, not rows, so the ranges take about as long each
-    targets = b.offsets[0] + (b.total_bytes() * np.arange(1, k)) // k
-    cuts = np.searchsorted(b.offsets[:-1], targets).tolist()
-    bounds = sorted({0, n, *cuts})
-    return list(zip(bounds[:-1], bounds[1:], strict=True))
+def _grow(buf: np.ndarray, used: int, need: int) -> np.ndarray:
+    bigger = np.empty(max(2 * buf.shape[0], used + need, 64), dtype=np.uint8)
+    bigger[:used] = buf[:used]
+    return bigger
 
 
-def _run_chunks(
-    ranges: list[tuple[int, int]], convert: Any
-) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    if len(ranges) == 1:
-        return [convert(*ranges[0])]
-    with ThreadPoolExecutor(max_workers=len(ranges)) as pool:
-        return list(pool.map(lambda r: convert(*r), ranges))
+# ---- work split -------------------------------------------------------------------------------
+class _RowError(Exception):
+    """An invalid row found by a worker (re-raised as InvalidJsonError by the caller)."""
+
+    def __init__(self, row: int, reason: str, excerpt: str) -> None:
+        self.row, self.reason, self.excerpt = row, reason, excerpt
+
+
+def _thread_count(threads: int | None) -> int:
+    if threads is not None:
+        return max(1, threads)
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return max(1, min(usable, os.cpu_count() or 1))
+
+
+def _units(parts: Sequence[_Buffers], threads: int) -> list[tuple[int, int, int]]:
+    """(part, first row, end row) ranges: every part whole, large ones split so that the
+    threads get about equal bytes."""
+    total = sum(b.nbytes() for b in parts)
+    target = max(_MIN_BYTES_PER_UNIT, total // threads + 1) if threads > 1 else total + 1
+    units = []
+    for i, b in enumerate(parts):
+        k = max(1, min(b.nbytes() // target, b.n))
+        if k <= 1:
+            units.append((i, 0, b.n))
+            continue
+        targets = b.offsets[0] + (b.nbytes() * np.arange(1, k)) // k
+        cuts = np.searchsorted(b.offsets[:-1], targets).tolist()
+        bounds = sorted({0, b.n, *cuts})
+        units.extend((i, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True))
+    return units
+
+
+def _run(units: list[tuple[int, int, int]], fn: Callable[..., T], threads: int) -> list[T]:
+    if threads <= 1 or len(units) <= 1:
+        return [fn(*u) for u in units]
+    with ThreadPoolExecutor(max_workers=min(threads, len(units))) as pool:
+        return list(pool.map(lambda u: fn(*u), units))
 
 
 def _assemble(
-    parts: list[tuple[np.ndarray, np.ndarray, int]], n: int
+    pieces: list[tuple[np.ndarray, np.ndarray, int]], n: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One (offsets, data) pair from per-range (offsets[lo:hi+1] relative, data, used)."""
-    if len(parts) == 1:
-        offs, data, used = parts[0]
+    """One (offsets, data) pair from consecutive row ranges' (offsets, data, used bytes)."""
+    if len(pieces) == 1:
+        offs, data, used = pieces[0]
         if data.shape[0] > used + max(used // 4, 1 << 20):
-            data = data[:used].copy()  # do not keep a mostly empty buffer alive
+            return offs, data[:used].copy()  # do not keep a mostly empty buffer alive
         return offs, data[:used]
     offsets = np.empty(n + 1, dtype=np.int64)
-    total = sum(used for _, _, used in parts)
-    data = np.empty(total, dtype=np.uint8)
-    row = 0
-    base = 0
-    offsets[0] = 0
-    for offs, chunk, used in parts:
+    data = np.empty(sum(used for _, _, used in pieces), dtype=np.uint8)
+    offsets[0] = row = base = 0
+    for offs, chunk, used in pieces:
         k = offs.shape[0] - 1
         offsets[row + 1 : row + k + 1] = offs[1:] + base
         data[base : base + used] = chunk[:used]
@@ -215,21 +231,79 @@ def _assemble(
     return offsets, data
 
 
-def _grow(buf: np.ndarray, used: int, need: int) -> np.ndarray:
-    size = max(2 * buf.shape[0], used + need, 64)
-    bigger = np.empty(size, dtype=np.uint8)
-    bigger[:used] = buf[:used]
-    return bigger
+def _build(
+    parts: list[_Buffers],
+    units: list[tuple[int, int, int]],
+    results: list[tuple[np.ndarray, np.ndarray, int]],
+    kind: str,
+) -> list[pa.Array]:
+    """The output array of every part from its units' results."""
+    arrays = []
+    for i, b in enumerate(parts):
+        mine = [r for u, r in zip(units, results, strict=True) if u[0] == i]
+        offsets, data = _assemble(mine, b.n)
+        validity = b.validity_buffer()
+        if kind == "binary":
+            t, offs = pa.large_binary(), offsets
+        elif offsets[-1] <= _MAX_UTF8_BYTES:
+            t, offs = pa.string(), offsets.astype(np.int32)
+        else:
+            t, offs = pa.large_string(), offsets
+        arrays.append(
+            pa.Array.from_buffers(
+                t, b.n, [validity, pa.py_buffer(offs), pa.py_buffer(data)], null_count=b.nulls
+            )
+        )
+    return arrays
 
 
 # ---- text -> JSONB ----------------------------------------------------------------------------
-@overload
+def _encode_range(
+    k: ModuleType, b: _Buffers, lo: int, hi: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """JSONB of rows [lo, hi) of ``b``: (offsets relative to the range, data, used bytes)."""
+    nbytes = b.nbytes(lo, hi)
+    out = np.empty(nbytes + nbytes // 2 + 16 * (hi - lo) + 64, dtype=np.uint8)
+    offs = np.zeros(hi - lo + 1, dtype=np.int64)
+    nodes, text = _NODES, min(nbytes, 1 << 16)
+    scratch = k.encode_scratch(nodes, text)
+    offsets = b.offsets[lo:]
+    row, pos = 0, 0  # row relative to lo
+    while True:
+        status, row, code, epos, pos, need = k.encode_rows(
+            offsets, b.data, b.validity, b.vbit0 + lo, b.has_validity, row, hi - lo, out, pos,
+            offs, *scratch,
+        )  # fmt: skip
+        if status == _ST_DONE:
+            return offs, out, pos
+        if status == _ST_NEED_SPACE:
+            out = _grow(out, pos, need)
+        elif status == _ST_NEED_SCRATCH:
+            if need > text:  # a row longer than the string scratch
+                text = max(need, 2 * text)
+            else:  # a row with more values than the node scratch
+                nodes = max(need, 2 * nodes)
+            scratch = k.encode_scratch(nodes, text)
+        else:
+            raw = b.row_bytes(lo + row)
+            if status == _ST_ERROR:
+                raise _RowError(lo + row, reason_of(code), _excerpt(raw, epos))
+            # _ST_FALLBACK: a float the fast path cannot round by itself
+            try:
+                value = _ref.encode_value(raw)
+            except _ref.JsonbReferenceError as e:  # an error after that float
+                raise _RowError(lo + row, reason_of(e.code), _excerpt(raw, e.pos)) from None
+            if pos + len(value) > out.shape[0]:
+                out = _grow(out, pos, len(value))
+            out[pos : pos + len(value)] = np.frombuffer(value, dtype=np.uint8)
+            pos += len(value)
+            offs[row + 1] = pos
+            row += 1
+
+
 def encode_json(
-    arr: pa.ChunkedArray, *, path: str, threads: int | None = None
-) -> pa.ChunkedArray: ...
-@overload
-def encode_json(arr: pa.Array, *, path: str, threads: int | None = None) -> pa.LargeBinaryArray: ...
-def encode_json(arr: Any, *, path: str, threads: int | None = None) -> Any:
+    arr: pa.Array | pa.ChunkedArray, *, path: str, threads: int | None = None
+) -> pa.LargeBinaryArray | pa.ChunkedArray:
     """Validate JSON text and convert it to JSONB, byte-identical to pylance 14.
 
     Parameters
@@ -240,7 +314,7 @@ def encode_json(arr: Any, *, path: str, threads: int | None = None) -> Any:
     path : str
         The field path named by errors (for example ``"meta.tags"``).
     threads : int, optional
-        Threads to convert with (default: the usable cores; small arrays use one).
+        Threads to convert with (default: the usable cores; small inputs use one).
 
     Returns
     -------
@@ -252,10 +326,10 @@ def encode_json(arr: Any, *, path: str, threads: int | None = None) -> Any:
     ------
     InvalidJsonError
         A document is not RFC 8259 JSON, has an object with a duplicate key, nests deeper than
-        :data:`MAX_NESTING_DEPTH` or holds a string/container of 2**28 bytes or more. ``row``
+        :data:`MAX_NESTING_DEPTH` or holds a string/array/object of 2**28 bytes or more. ``row``
         is the index in ``arr`` of the first such document, ``excerpt`` the text near the error.
     UnsupportedInputTypeError
-        ``arr`` is not text.
+        ``arr`` is not text (or an extension other than arrow.json).
 
     Notes
     -----
@@ -263,86 +337,66 @@ def encode_json(arr: Any, *, path: str, threads: int | None = None) -> Any:
     document, single quotes, unquoted keys, ``0x1F``, ``+1``, ``.5``, ``[1,,2]``, raw control
     characters in strings, a form feed as whitespace...); these are refused here.
     """
-    if isinstance(arr, pa.ChunkedArray):
-        chunks = []
-        base = 0
-        for chunk in arr.chunks:
-            try:
-                chunks.append(encode_json(chunk, path=path, threads=threads))
-            except InvalidJsonError as e:
-                raise InvalidJsonError(path, base + e.row, e.reason, e.excerpt) from None
-            base += len(chunk)
-        return pa.chunked_array(chunks, type=pa.large_binary())
-    b = _Buffers(_text_storage(arr, path))
+    chunked = isinstance(arr, pa.ChunkedArray)
+    chunks = arr.chunks if chunked else [arr]
+    parts = [_Buffers(_text_storage(c, path)) for c in chunks]
     k = _kernels()
+    n_threads = _thread_count(threads)
+    units = _units(parts, n_threads)
 
-    def convert(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
-        nbytes = int(b.offsets[hi] - b.offsets[lo])
-        out = np.empty(int(nbytes * 1.5) + 16 * (hi - lo) + 64, dtype=np.uint8)
-        offs = np.zeros(hi - lo + 1, dtype=np.int64)
-        out_offsets = offs  # out_offsets[i + 1 - lo] is the end of row i
-        nodes, text = _NODES, min(nbytes, 1 << 16)
-        scratch = k.encode_scratch(nodes, text)
-        row, pos = lo, 0
-        while True:
-            status, row, code, epos, pos, need = k.encode_rows(
-                b.offsets[lo:],
-                b.data,
-                b.validity,
-                b.vbit0 + lo,
-                b.has_validity,
-                row - lo,
-                hi - lo,
-                out,
-                pos,
-                out_offsets,
-                *scratch,
-            )
-            row += lo
-            if status == _ST_DONE:
-                return offs, out, pos
-            if status == _ST_NEED_SPACE:
-                out = _grow(out, pos, need)
-            elif status == _ST_NEED_SCRATCH:
-                if need > text:  # a row longer than the string scratch
-                    text = max(need, 2 * text)
-                else:  # a row with more values than the node scratch
-                    nodes = max(need, 2 * nodes)
-                scratch = k.encode_scratch(nodes, text)
-            elif status == _ST_ERROR:
-                raw = b.row_bytes(row)
-                raise InvalidJsonError(path, row, reason_of(code), _excerpt(raw, epos))
-            else:  # _ST_FALLBACK: a float the fast path cannot round by itself
-                raw = b.row_bytes(row)
-                try:
-                    value = _ref.encode_value(raw)
-                except _ref.JsonbReferenceError as e:  # pragma: no cover - kernel found none
-                    raise InvalidJsonError(path, row, reason_of(e.code), _excerpt(raw, e.pos))
-                if pos + len(value) > out.shape[0]:
-                    out = _grow(out, pos, len(value))
-                out[pos : pos + len(value)] = np.frombuffer(value, dtype=np.uint8)
-                pos += len(value)
-                out_offsets[row - lo + 1] = pos
-                row += 1
+    def work(i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int] | _RowError:
+        try:
+            return _encode_range(k, parts[i], lo, hi)
+        except _RowError as e:
+            e.row += sum(p.n for p in parts[:i])
+            return e
 
-    parts = _run_chunks(_chunks(b, threads), convert)
-    offsets, data = _assemble(parts, b.n)
-    return pa.Array.from_buffers(
-        pa.large_binary(),
-        b.n,
-        [b.validity_buffer(), pa.py_buffer(offsets), pa.py_buffer(data)],
-        null_count=b.null_count,
-    )
+    results = _run(units, work, n_threads)
+    errors = [r for r in results if isinstance(r, _RowError)]
+    if errors:
+        first = min(errors, key=lambda e: e.row)
+        raise InvalidJsonError(path, first.row, first.reason, first.excerpt)
+    arrays = _build(parts, units, results, "binary")  # type: ignore[arg-type]
+    return pa.chunked_array(arrays, type=pa.large_binary()) if chunked else arrays[0]
 
 
 # ---- JSONB -> text ----------------------------------------------------------------------------
-@overload
+def _render_range(
+    k: ModuleType, b: _Buffers, lo: int, hi: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Text of rows [lo, hi) of ``b``: (offsets relative to the range, data, used bytes)."""
+    nbytes = b.nbytes(lo, hi)
+    out = np.empty(nbytes + nbytes // 4 + 64, dtype=np.uint8)
+    offs = np.zeros(hi - lo + 1, dtype=np.int64)
+    depth = _DEPTH
+    frames, digits = k.render_scratch(depth)
+    offsets = b.offsets[lo:]
+    row, pos = 0, 0
+    while True:
+        status, row, pos, need = k.render_rows(
+            offsets, b.data, b.validity, b.vbit0 + lo, b.has_validity, row, hi - lo, out, pos,
+            offs, frames, digits,
+        )  # fmt: skip
+        if status == _ST_DONE:
+            return offs, out, pos
+        if status == _ST_NEED_SPACE:
+            out = _grow(out, pos, need)
+        elif status == _ST_NEED_SCRATCH:
+            depth = max(need, 2 * depth)
+            frames, digits = k.render_scratch(depth)
+        else:  # _ST_FALLBACK: not well-formed JSONB
+            text = _ref.render_fallback(b.row_bytes(lo + row)).encode("utf-8")
+            if pos + len(text) > out.shape[0]:
+                out = _grow(out, pos, len(text))
+            out[pos : pos + len(text)] = np.frombuffer(text, dtype=np.uint8)
+            pos += len(text)
+            offs[row + 1] = pos
+            row += 1
+
+
 def decode_jsonb(
-    arr: pa.ChunkedArray, *, path: str, threads: int | None = None
-) -> pa.ChunkedArray: ...
-@overload
-def decode_jsonb(arr: pa.Array, *, path: str, threads: int | None = None) -> pa.Array: ...
-def decode_jsonb(arr: Any, *, path: str, threads: int | None = None) -> Any:
+    arr: pa.Array | pa.ChunkedArray, *, path: str, threads: int | None = None
+) -> pa.StringArray | pa.LargeStringArray | pa.ChunkedArray:
     """Render JSONB values as JSON text, exactly as pylance 14 renders them.
 
     Parameters
@@ -350,95 +404,48 @@ def decode_jsonb(arr: Any, *, path: str, threads: int | None = None) -> Any:
     arr : pyarrow.Array or pyarrow.ChunkedArray
         JSONB values (``large_binary``; ``binary`` and ``binary_view`` are accepted too).
     path : str
-        The field path (kept for symmetry with the other functions; rendering never fails).
+        The field path (for symmetry with the other functions: rendering never fails).
     threads : int, optional
-        Threads to render with (default: the usable cores; small arrays use one).
+        Threads to render with (default: the usable cores; small inputs use one).
 
     Returns
     -------
     pyarrow.StringArray
         Compact text, keys in stored order, integers exact, floats as pylance prints them,
-        NaN/±Inf as ``null``. Null slots stay null. When the text of the whole array does not
-        fit 32-bit offsets (2**31 - 1 bytes) a ``pyarrow.LargeStringArray`` is returned
-        instead; callers that need utf8 split the input first. Wrap the result with
-        ``pa.ExtensionArray.from_storage(pa.json_(), ...)`` for arrow.json.
+        NaN/±Inf as ``null``. Null slots stay null. When the text of one array (one chunk)
+        does not fit 32-bit offsets (2**31 - 1 bytes), that array is a
+        ``pyarrow.LargeStringArray`` instead; a caller that needs utf8 splits its input
+        first. Wrap with ``pa.ExtensionArray.from_storage(pa.json_(), ...)`` for arrow.json.
+        ChunkedArray input gives a ChunkedArray, chunk for chunk.
 
     Notes
     -----
     Bytes that are not well-formed JSONB render like pylance renders them: the bytes decoded
     as UTF-8 with U+FFFD replacement (``null`` for an empty value). Where pylance 14 crashes
-    instead (a length pointing past the end, invalid UTF-8 in a string, a float payload not 8
-    bytes long) and for extension/decimal values (which JSON text never produces), the same
+    instead (a length pointing past the end, invalid UTF-8 in a string, a float payload that
+    is not 8 bytes) and for extension/decimal values (which JSON text never produces), the same
     fallback applies.
     """
     del path  # rendering cannot fail
-    if isinstance(arr, pa.ChunkedArray):
-        return pa.chunked_array(
-            [decode_jsonb(c, path="", threads=threads) for c in arr.chunks],
-            type=None if arr.num_chunks else pa.string(),
-        )
-    b = _Buffers(_jsonb_storage(arr, ""))
+    chunked = isinstance(arr, pa.ChunkedArray)
+    chunks = arr.chunks if chunked else [arr]
+    parts = [_Buffers(_jsonb_storage(c, "")) for c in chunks]
     k = _kernels()
-
-    def convert(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
-        nbytes = int(b.offsets[hi] - b.offsets[lo])
-        out = np.empty(nbytes + nbytes // 4 + 64, dtype=np.uint8)
-        offs = np.zeros(hi - lo + 1, dtype=np.int64)
-        depth = _DEPTH
-        frames, digits = k.render_scratch(depth)
-        row, pos = lo, 0
-        while True:
-            status, row, pos, need = k.render_rows(
-                b.offsets[lo:],
-                b.data,
-                b.validity,
-                b.vbit0 + lo,
-                b.has_validity,
-                row - lo,
-                hi - lo,
-                out,
-                pos,
-                offs,
-                frames,
-                digits,
-            )
-            row += lo
-            if status == _ST_DONE:
-                return offs, out, pos
-            if status == _ST_NEED_SPACE:
-                out = _grow(out, pos, need)
-            elif status == _ST_NEED_SCRATCH:
-                depth = max(need, 2 * depth)
-                frames, digits = k.render_scratch(depth)
-            else:  # _ST_FALLBACK: not well-formed JSONB
-                text = _ref.render_fallback(b.row_bytes(row)).encode("utf-8")
-                if pos + len(text) > out.shape[0]:
-                    out = _grow(out, pos, len(text))
-                out[pos : pos + len(text)] = np.frombuffer(text, dtype=np.uint8)
-                pos += len(text)
-                offs[row - lo + 1] = pos
-                row += 1
-
-    parts = _run_chunks(_chunks(b, threads), convert)
-    offsets, data = _assemble(parts, b.n)
-    validity = b.validity_buffer()
-    if offsets[-1] <= np.iinfo(np.int32).max:
-        return pa.Array.from_buffers(
-            pa.string(),
-            b.n,
-            [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
-            null_count=b.null_count,
-        )
-    return pa.Array.from_buffers(
-        pa.large_string(),
-        b.n,
-        [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
-        null_count=b.null_count,
-    )
+    n_threads = _thread_count(threads)
+    units = _units(parts, n_threads)
+    results = _run(units, lambda i, lo, hi: _render_range(k, parts[i], lo, hi), n_threads)
+    arrays = _build(parts, units, results, "text")
+    if not chunked:
+        return arrays[0]
+    if not arrays:
+        return pa.chunked_array([], type=pa.string())
+    if len({a.type for a in arrays}) > 1:  # some chunk needed 64-bit offsets
+        arrays = [a.cast(pa.large_string()) for a in arrays]
+    return pa.chunked_array(arrays)
 
 
 # ---- JSONB check ------------------------------------------------------------------------------
-def validate_jsonb(arr: Any, *, path: str) -> None:
+def validate_jsonb(arr: pa.Array | pa.ChunkedArray, *, path: str) -> None:
     """Refuse pre-encoded ``lance.json`` values that are not JSONB as pylance writes it.
 
     Checked per value: container headers, JEntry types and lengths (nothing past the end,
@@ -460,20 +467,16 @@ def validate_jsonb(arr: Any, *, path: str) -> None:
     >>> validate_jsonb(pa.array([b"\\x80\\x00\\x00\\x00", b"junk"], pa.large_binary()), path="j")
     Traceback (most recent call last):
     ...
-    lance_semantic.errors.InvalidJsonError: field 'j', row 1: invalid JSON: invalid JSONB container header (near '6a 75 6e 6b')
+    lance_semantic.errors.InvalidJsonError: field 'j', row 1: invalid JSON: invalid JSONB ...
     """
-    if isinstance(arr, pa.ChunkedArray):
-        base = 0
-        for chunk in arr.chunks:
-            try:
-                validate_jsonb(chunk, path=path)
-            except InvalidJsonError as e:
-                raise InvalidJsonError(path, base + e.row, e.reason, e.excerpt) from None
-            base += len(chunk)
-        return
-    b = _Buffers(_jsonb_storage(arr, path))
-    status, row, code, epos = _kernels().check_rows(
-        b.offsets, b.data, b.validity, b.vbit0, b.has_validity, 0, b.n
-    )
-    if status != _ST_DONE:
-        raise InvalidJsonError(path, row, reason_of(code), _hex_excerpt(b.row_bytes(row), epos))
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    base = 0
+    for chunk in chunks:
+        b = _Buffers(_jsonb_storage(chunk, path))
+        status, row, code, epos = _kernels().check_rows(
+            b.offsets, b.data, b.validity, b.vbit0, b.has_validity, 0, b.n
+        )
+        if status != _ST_DONE:
+            excerpt = _hex_excerpt(b.row_bytes(row), epos)
+            raise InvalidJsonError(path, base + row, reason_of(code), excerpt)
+        base += b.n

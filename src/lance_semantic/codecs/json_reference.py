@@ -759,7 +759,7 @@ def check_value(data: bytes) -> None:
     >>> check_value(b"hello")
     Traceback (most recent call last):
     ...
-    lance_semantic.codecs.json_reference.JsonbReferenceError: invalid JSONB container header at byte 0
+    lance_semantic.codecs.json_reference.JsonbReferenceError: invalid JSONB container header ...
     """
     b = bytes(data)
     if not b:
