@@ -292,8 +292,8 @@ def test_failure_array_in_another_layout_is_an_invariant_violation(
     ds = flagged(tmp_path, pa.table({"s": ["a"]}))
     real = boundary._convert
 
-    def wrong(arr: pa.Array) -> tuple[pa.Array, bool]:
-        out, large = real(arr)
+    def wrong(arr: pa.Array, tf: object) -> tuple[pa.Array, bool]:
+        out, large = real(arr, tf)
         return out.cast(pa.large_string()), large  # not what the file declares
 
     monkeypatch.setattr(boundary, "_convert", wrong)

@@ -24,7 +24,6 @@ from lance_semantic.errors import (
     CorruptManifestError,
     DatasetExistsError,
     DatasetNotFoundError,
-    NotSupportedYetError,
     SchemaMismatchError,
 )
 from lance_semantic.storage.paths import parse_manifest_name
@@ -255,26 +254,29 @@ def test_null_struct_on_2_0_is_refused_without_traces(tmp_path: Path) -> None:
 # ---- JSON ------------------------------------------------------------------------------------
 
 
-def test_json_column_is_not_supported_yet(tmp_path: Path) -> None:
+def test_invalid_json_is_refused_naming_the_row_and_nothing_is_written(tmp_path: Path) -> None:
     uri = str(tmp_path / "j")
-    data = pa.table({"i": [1, 2], "j": pa.array(['{"a": 1}', "[2]"], pa.json_())})
-    with pytest.raises(NotSupportedYetError):
+    data = pa.table({"i": [1, 2], "j": pa.array(['{"a": 1}', "[2"], pa.json_())})
+    with pytest.raises(ls.InvalidJsonError) as err:
         ls.write_dataset(data, uri)
+    assert (err.value.field_path, err.value.row) == ("j", 1)
     assert not os.path.exists(os.path.join(uri, "_versions"))
     assert not os.path.isdir(os.path.join(uri, "data")) or not os.listdir(os.path.join(uri, "data"))
 
 
-def test_json_column_written_by_pylance(tmp_path: Path) -> None:
+def test_json_columns_interoperate_with_pylance(tmp_path: Path) -> None:
+    """pylance's json columns read as pylance reads them (arrow.json text); our appends of
+    arrow.json text are stored as pylance's JSONB and read back by pylance."""
     uri = str(tmp_path / "j")
-    data = pa.table({"i": [1, 2], "j": pa.array(['{"a":1}', "[2]"], pa.json_())})
+    data = pa.table({"i": [1, 2], "j": pa.array(['{"b":1, "a":[1.0]}', "[2]"], pa.json_())})
     lance.write_dataset(data, uri)
     ds = ls.dataset(uri)
-    with pytest.raises(NotSupportedYetError):
-        ds.to_table()
-    assert ds.to_table(columns=["i"]).column("i").to_pylist() == [1, 2]
-    with pytest.raises(NotSupportedYetError):
-        ds.insert(data)
-    assert lance.dataset(uri).version == 1
+    assert ds.to_table().equals(lance.dataset(uri).to_table())
+    assert ds.schema.field("j").type == pa.json_(pa.string())
+    ds.insert(data)
+    theirs = lance.dataset(uri).to_table()
+    assert theirs.column("j").to_pylist() == ['{"a":[1.0],"b":1}', "[2]"] * 2
+    assert ls.dataset(uri).to_table().equals(theirs)
 
 
 # ---- CLI -------------------------------------------------------------------------------------

@@ -24,6 +24,14 @@ def referenced_columns(sql: str, names: Iterable[str]) -> list[str]:
     return [n for n in names if n in found]
 
 
+def _storage_only(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Extension columns as their storage (SQL sees json columns as text)."""
+    if not any(isinstance(t, pa.BaseExtensionType) for t in batch.schema.types):
+        return batch
+    arrays = [c.storage if isinstance(c.type, pa.BaseExtensionType) else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
 class SqlExpression:
     """One SQL expression, evaluated batch by batch into one Arrow array per batch."""
 
@@ -36,7 +44,7 @@ class SqlExpression:
         self._ctx = SessionContext(SessionConfig().with_target_partitions(1))
 
     def evaluate(self, batch: pa.RecordBatch) -> pa.Array:
-        df = self._ctx.from_arrow(batch)
+        df = self._ctx.from_arrow(_storage_only(batch))
         try:
             expr = df.parse_sql_expr(self.sql)
             out = df.select(expr.alias("__value")).to_arrow_table().column(0)

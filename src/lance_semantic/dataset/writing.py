@@ -11,7 +11,7 @@ from ..commit.committer import commit, latest_version, load_manifest
 from ..errors import DatasetExistsError, NotSupportedYetError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
 from ..manifest.model import Append, Fragment, Manifest, Overwrite
-from ..schema.arrow import schema_from_arrow, schema_to_arrow
+from ..schema.arrow import physical_field, schema_from_arrow
 from ..schema.compatibility import match_input_fields
 from ..schema.datafile import check_storage_version_support
 from ..schema.field import TableSchema
@@ -167,7 +167,9 @@ def write_rows(
             else table.fields
         )
         physical = legacy_physical(
-            batches, fields, schema_to_arrow(TableSchema.of(fields, table.metadata))
+            batches,
+            fields,
+            pa.schema([physical_field(f) for f in fields], metadata=dict(table.metadata) or None),
         )
     return write_fragments(
         store,

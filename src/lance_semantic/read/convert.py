@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..codecs.json import decode_jsonb
 from ..errors import OutputEncodingOverflowError
 
 __all__ = ["OFFSET_LIMIT", "Converter", "resolve_converter", "convert_batch", "DoesNotFit"]
@@ -195,10 +196,24 @@ def resolve_converter(source: pa.DataType, target: pa.DataType, path: str) -> Co
     return _resolve(source, target, path)
 
 
+def _to_json_text(path: str, target: pa.BaseExtensionType) -> Converter:
+    """JSONB (large_binary) -> arrow.json text, rendered as pylance renders it."""
+
+    def convert(arr: pa.Array) -> pa.Array:
+        text = decode_jsonb(arr, path=path)
+        if text.type != target.storage_type:
+            text = text.cast(target.storage_type)
+        return pa.ExtensionArray.from_storage(target, text)
+
+    return convert
+
+
 @lru_cache(maxsize=1024)
 def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
     if source == target:
         return _identity
+    if isinstance(target, pa.BaseExtensionType) and target.extension_name == "arrow.json":
+        return _to_json_text(path, target)
     if pa.types.is_struct(source) and pa.types.is_struct(target):
         return _to_struct(path, source, target)
     if _is_list(source) and _is_list(target):

@@ -9,8 +9,10 @@ The per-type vocabulary (``logical_type_of``, ``arrow_type_of_logical``, ``encod
 in :mod:`lance_semantic.schema.leaves` and the data-file column mapping
 (``data_file_field_ids``) in :mod:`lance_semantic.schema.datafile`; both are re-exported here.
 
-JSON (``arrow.json`` / ``lance.json``) and blob (``lance-encoding:blob``, ``lance.blob.v2``)
-columns are refused with :class:`~lance_semantic.errors.NotSupportedYetError` for now.
+JSON columns (``arrow.json`` / ``lance.json``) are stored as logical ``json`` under the
+``lance.json`` extension keys and read back as ``arrow.json`` text (facts §9); blob columns
+(``lance-encoding:blob``, ``lance.blob.v2``) are refused with
+:class:`~lance_semantic.errors.NotSupportedYetError` for now.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from lance_semantic.schema.leaves import (
     BLOB_METADATA_KEY,
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
+    JSON_EXTENSIONS,
     LIST_LOGICAL_TYPES,
     arrow_type_of_logical,
     check_extension_name,
     encoding_of,
+    json_logical_type,
     logical_type_of,
     parse_int,
     unsupported,
@@ -55,6 +59,7 @@ __all__ = [
     "schema_from_arrow",
     "field_to_arrow",
     "schema_to_arrow",
+    "physical_field",
     "data_file_field_ids",
 ]
 
@@ -103,6 +108,10 @@ def _extension_name(field: Field) -> str | None:
 
 
 def _plain_field(field: Field) -> pa.Field:
+    if field.logical_type == "json":  # reads return text (arrow.json), as pylance's do
+        return pa.field(
+            field.name, pa.json_(pa.string()), field.nullable, metadata=_json_metadata(field)
+        )
     ext = _extension_name(field)
     check_extension_name(ext, field.path)
     if BLOB_METADATA_KEY in field.metadata:
@@ -111,6 +120,44 @@ def _plain_field(field: Field) -> pa.Field:
     if ext is not None:
         metadata.setdefault(EXTENSION_NAME_KEY, ext.encode())
     return pa.field(field.name, _plain_type(field), field.nullable, metadata=metadata or None)
+
+
+def _json_metadata(field: Field) -> dict[str, bytes] | None:
+    md = {
+        k: v
+        for k, v in field.metadata.items()
+        if k not in (EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)
+    }
+    return md or None
+
+
+def physical_field(field: Field) -> pa.Field:
+    """The Arrow field a data file stores for ``field`` under the legacy rules: its one Arrow
+    type, with JSON as ``large_binary`` JSONB carrying the ``lance.json`` extension keys."""
+    if field.logical_type == "json":
+        md = dict(field.metadata)
+        md[EXTENSION_NAME_KEY] = b"lance.json"
+        md.setdefault(EXTENSION_METADATA_KEY, b"")
+        return pa.field(field.name, pa.large_binary(), field.nullable, metadata=md)
+    if not any(c.logical_type == "json" for c in field.walk()):
+        return field_to_arrow(field)
+    out = field_to_arrow(field)
+    return out.with_type(_with_children(out.type, [physical_field(c) for c in field.children]))
+
+
+def _with_children(dt: pa.DataType, children: list[pa.Field]) -> pa.DataType:
+    if pa.types.is_struct(dt):
+        return pa.struct(children)
+    if pa.types.is_list(dt):
+        return pa.list_(children[0])
+    if pa.types.is_large_list(dt):
+        return pa.large_list(children[0])
+    if pa.types.is_fixed_size_list(dt):
+        return pa.list_(children[0], dt.list_size)
+    if pa.types.is_map(dt):
+        key, value = children[0].type.field(0), children[0].type.field(1)
+        return pa.map_(key.with_name("key"), value.with_name("value"))
+    return dt
 
 
 def _materialize(schema: pa.Schema) -> pa.Schema:
@@ -255,7 +302,7 @@ def field_from_arrow(
     UnsupportedTypeError
         For types pylance 14 rejects and for metadata that is not UTF-8.
     NotSupportedYetError
-        For JSON and blob columns.
+        For blob columns.
     """
     path = _join(parent_path, arrow_field.name)
     raw: dict[bytes, bytes] = dict(arrow_field.metadata or {})
@@ -270,7 +317,13 @@ def field_from_arrow(
     check_extension_name(extension_name, path)
     if BLOB_METADATA_KEY in metadata:  # pylance treats the key as a blob marker whatever its value
         raise NotSupportedYetError("blob columns")
-    logical = logical_type_of(dt, path)
+    if extension_name in JSON_EXTENSIONS:  # stored as JSONB under lance.json (facts §9)
+        logical = json_logical_type(dt, extension_name, path)
+        metadata[EXTENSION_NAME_KEY] = b"lance.json"
+        metadata[EXTENSION_METADATA_KEY] = b""
+        extension_name = "lance.json"
+    else:
+        logical = logical_type_of(dt, path)
     field_id = next(ids)
     children = tuple(
         field_from_arrow(c, ids=ids, parent_id=field_id, parent_path=path)
@@ -362,7 +415,7 @@ def schema_from_arrow(schema: pa.Schema, *, first_id: int = 0) -> TableSchema:
         For unsupported types, duplicate or dotted top-level names, invalid primary-key
         declarations and non-UTF-8 metadata.
     NotSupportedYetError
-        For JSON and blob columns.
+        For blob columns.
 
     Examples
     --------

@@ -4,8 +4,8 @@ Each Arrow type is stored as one ``logical_type`` string and, legacy rule, each 
 exactly one Arrow type. This module maps types both ways for the cases that need no child
 fields (everything but struct, list, map and fixed_size_list<struct>, whose children
 :mod:`lance_semantic.schema.arrow` handles), and knows the ``Field.encoding`` pylance 14
-writes for each. JSON and blob types are refused with
-:class:`~lance_semantic.errors.NotSupportedYetError` for now.
+writes for each. JSON (``arrow.json`` text or ``lance.json`` JSONB) is the logical type
+``json``; blob types are refused with :class:`~lance_semantic.errors.NotSupportedYetError`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = [
     "EXTENSION_METADATA_KEY",
     "BFLOAT16_EXTENSION",
     "JSON_EXTENSIONS",
+    "json_logical_type",
     "BLOB_EXTENSIONS",
     "BLOB_METADATA_KEY",
     "LIST_LOGICAL_TYPES",
@@ -123,10 +124,20 @@ def _storage(dt: pa.DataType) -> pa.DataType:
     return dt.storage_type if isinstance(dt, pa.BaseExtensionType) else dt
 
 
+def json_logical_type(storage: pa.DataType, extension_name: str, path: str) -> str:
+    """``json`` for ``arrow.json`` over utf8 / large_utf8 / utf8_view and for ``lance.json``
+    over large_binary (pre-encoded JSONB); other storage is refused (facts §9: plain
+    ``binary`` + ``lance.json`` is not JSON)."""
+    text = (pa.string(), pa.large_string(), pa.string_view())
+    if (extension_name == "arrow.json" and storage in text) or (
+        extension_name == "lance.json" and storage == pa.large_binary()
+    ):
+        return "json"
+    raise UnsupportedTypeError(path, f"{extension_name}<{storage}>", "not a JSON layout")
+
+
 def check_extension_name(name: str | None, path: str) -> None:
-    """Refuse the JSON and blob extensions (not supported yet)."""
-    if name in JSON_EXTENSIONS:
-        raise NotSupportedYetError("JSON columns")
+    """Refuse the blob extensions (not supported yet)."""
     if name in BLOB_EXTENSIONS:
         raise NotSupportedYetError("blob columns")
 
@@ -146,7 +157,7 @@ def logical_type_of(dt: pa.DataType, path: str) -> str:
         If pylance 14 has no representation for the type (decimal32/64, intervals,
         list views, unions, run-end encoded, FSL of list/map/dict/extension, sorted maps, ...).
     NotSupportedYetError
-        For JSON and blob-v2 extension types.
+        For blob-v2 extension types.
 
     Examples
     --------
@@ -157,6 +168,8 @@ def logical_type_of(dt: pa.DataType, path: str) -> str:
     """
     if isinstance(dt, pa.BaseExtensionType):
         check_extension_name(dt.extension_name, path)
+        if dt.extension_name in JSON_EXTENSIONS:
+            return json_logical_type(dt.storage_type, dt.extension_name, path)
         return logical_type_of(dt.storage_type, path)
     leaf = _LEAF_LOGICAL.get(dt)
     if leaf is not None:
@@ -294,7 +307,7 @@ def arrow_type_of_logical(logical_type: str, path: str = "") -> pa.DataType:
     DictionaryType(dictionary<values=string, indices=int16, ordered=0>)
     """
     if logical_type == "json":
-        raise NotSupportedYetError("JSON columns")
+        return pa.json_(pa.string())
     if logical_type == "blob":
         raise NotSupportedYetError("blob columns")
     leaf = _LEAF_ARROW.get(logical_type)

@@ -24,6 +24,7 @@ from ..schema.field import Field
 from ..schema.semantic import semantic_type_of, strip_output_metadata
 from ..types.layouts import accepts_input, layout_name
 from ..types.semantic import MAP, STRUCT, Decimal
+from .json_values import JSONB_TYPE, encode_json_values, has_json
 
 __all__ = [
     "bind_input",
@@ -60,6 +61,12 @@ def _table_extension(field: Field) -> str | None:
 
 def _bind(tf: Field, af: pa.Field, path: str) -> Field:
     dt = af.type
+    if tf.logical_type == "json":  # arrow.json text or lance.json JSONB (type or metadata)
+        md = af.metadata or {}
+        ext = md.get(_EXT_NAME.encode(), b"").decode() or None
+        if not accepts_input(semantic_type_of(tf), dt, extension_name=ext):
+            raise UnsupportedInputTypeError(path, "json", layout_name(dt))
+        return tf
     if isinstance(dt, pa.ExtensionType):
         table_ext = _table_extension(tf)
         if table_ext is not None and dt.extension_name != table_ext:
@@ -188,19 +195,51 @@ def _check_no_nulls(tf: Field, arr: pa.Array) -> None:
         )
 
 
+def _declared_type(tf: Field, dt: pa.DataType, large: bool) -> pa.DataType:
+    """The input layout unchanged, views as non-view layouts, json as JSONB."""
+    if tf.logical_type == "json":
+        return JSONB_TYPE
+    if isinstance(dt, pa.BaseExtensionType):
+        dt = dt.storage_type
+    if not has_json(tf):
+        return _devew(dt, large)
+    kids = {c.name: c for c in tf.children}
+
+    def child(f: pa.Field, table_child: Field | None) -> pa.Field:
+        if table_child is None:
+            return f
+        inner = _declared_type(table_child, f.type, large)
+        md = _file_metadata(table_child) if table_child.logical_type == "json" else f.metadata
+        return pa.field(f.name, inner, f.nullable, metadata=md)
+
+    if pa.types.is_struct(dt):
+        return pa.struct([child(f, kids.get(f.name)) for f in _children(dt)])
+    if pa.types.is_list(dt):
+        return pa.list_(child(dt.value_field, tf.children[0]))
+    if pa.types.is_large_list(dt):
+        return pa.large_list(child(dt.value_field, tf.children[0]))
+    if pa.types.is_fixed_size_list(dt):
+        return pa.list_(child(dt.value_field, tf.children[0]), dt.list_size)
+    if pa.types.is_map(dt):
+        key, value = tf.children[0].children
+        return pa.map_(child(dt.key_field, key), child(dt.item_field, value))
+    return _devew(dt, large)
+
+
 def declared_field(tf: Field, input_field: pa.Field, *, large: bool) -> pa.Field:
     """The data file's declared layout for one input column: the input layout unchanged
-    (extension types as their storage), views as their non-view equivalents, plus the table
-    field's metadata and extension."""
-    dt = input_field.type
-    if isinstance(dt, pa.ExtensionType):
-        dt = dt.storage_type
-    return pa.field(input_field.name, _devew(dt, large), tf.nullable, metadata=_file_metadata(tf))
+    (extension types as their storage), views as their non-view equivalents, json values as
+    JSONB, plus the table field's metadata and extension."""
+    dt = _declared_type(tf, input_field.type, large)
+    return pa.field(input_field.name, dt, tf.nullable, metadata=_file_metadata(tf))
 
 
-def _convert(arr: pa.Array) -> tuple[pa.Array, bool]:
-    """The array in a non-view layout, and whether 64-bit offsets were needed."""
-    if isinstance(arr.type, pa.ExtensionType):
+def _convert(arr: pa.Array, tf: Field) -> tuple[pa.Array, bool]:
+    """The array in a non-view layout with json values as JSONB, and whether 64-bit offsets
+    were needed (the two value conversions of the boundary)."""
+    if has_json(tf):
+        arr = encode_json_values(arr, tf)
+    if isinstance(arr.type, pa.BaseExtensionType):
         arr = arr.storage
     if not _has_view(arr.type):
         return arr, False
@@ -216,7 +255,7 @@ def to_physical(batch: pa.RecordBatch, bound: Sequence[Field]) -> pa.RecordBatch
     fields, arrays = [], []
     for tf, arr, af in zip(bound, batch.columns, batch.schema, strict=True):
         _check_no_nulls(tf, arr)
-        converted, large = _convert(arr)
+        converted, large = _convert(arr, tf)
         fields.append(declared_field(tf, af, large=large))
         arrays.append(converted)
     declared = pa.schema(fields, metadata=batch.schema.metadata)
@@ -255,7 +294,9 @@ def legacy_physical(
             yield batch
             continue
         arrays = [
-            col if col.type == f.type else col.cast(f.type)
-            for col, f in zip(batch.columns, physical, strict=True)
+            encode_json_values(col, tf)
+            if has_json(tf)
+            else (col if col.type == f.type else col.cast(f.type))
+            for col, f, tf in zip(batch.columns, physical, fields, strict=True)
         ]
         yield pa.RecordBatch.from_arrays(arrays, schema=physical)

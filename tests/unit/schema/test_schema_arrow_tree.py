@@ -208,13 +208,6 @@ def test_extension_name_alone_is_enough_to_read_back() -> None:
 @pytest.mark.parametrize(
     "field, feature",
     [
-        (pa.field("j", pa.json_()), "JSON columns"),
-        (pa.field("j", pa.list_(pa.json_())), "JSON columns"),
-        (pa.field("j", S([("x", pa.json_())])), "JSON columns"),
-        (
-            pa.field("j", pa.large_binary(), metadata={"ARROW:extension:name": "lance.json"}),
-            "JSON columns",
-        ),
         (
             pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"}),
             "blob columns",
@@ -234,7 +227,7 @@ def test_extension_name_alone_is_enough_to_read_back() -> None:
     ],
     ids=lambda x: str(x),
 )
-def test_json_and_blob_columns_are_not_supported_yet(field: pa.Field, feature: str) -> None:
+def test_blob_columns_are_not_supported_yet(field: pa.Field, feature: str) -> None:
     with pytest.raises(NotSupportedYetError) as info:
         schema_from_arrow(pa.schema([field]))
     assert info.value.feature == feature
@@ -243,16 +236,42 @@ def test_json_and_blob_columns_are_not_supported_yet(field: pa.Field, feature: s
 @pytest.mark.parametrize(
     "field",
     [
-        Field("j", 0, -1, "json", path="j"),
-        Field("j", 0, -1, "large_binary", extension_name="lance.json", path="j"),
         Field("b", 0, -1, "struct", extension_name="lance.blob.v2", path="b"),
         Field("b", 0, -1, "large_binary", metadata={"lance-encoding:blob": b"true"}, path="b"),
     ],
     ids=lambda f: f.logical_type,
 )
-def test_json_and_blob_fields_cannot_be_read_back_yet(field: Field) -> None:
+def test_blob_fields_cannot_be_read_back_yet(field: Field) -> None:
     with pytest.raises(NotSupportedYetError):
         field_to_arrow(field)
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        pa.field("j", pa.json_()),
+        pa.field("j", pa.json_(pa.large_string())),
+        pa.field("j", pa.large_binary(), metadata={"ARROW:extension:name": "lance.json"}),
+    ],
+    ids=str,
+)
+def test_json_columns_are_stored_under_lance_json(field: pa.Field) -> None:
+    """arrow.json text and pre-encoded lance.json both become logical ``json`` with the
+    lance.json extension keys (facts §9), and read back as arrow.json text."""
+    f = schema_from_arrow(pa.schema([field])).fields[0]
+    assert (f.logical_type, f.extension_name) == ("json", "lance.json")
+    assert dict(f.metadata) == {
+        "ARROW:extension:name": b"lance.json",
+        "ARROW:extension:metadata": b"",
+    }
+    assert field_to_arrow(f).type == pa.json_(pa.string())
+
+
+def test_binary_with_lance_json_is_not_json() -> None:
+    with pytest.raises(UnsupportedTypeError):
+        schema_from_arrow(
+            pa.schema([pa.field("j", pa.binary(), metadata={"ARROW:extension:name": "lance.json"})])
+        )
 
 
 def test_nested_unsupported_type_names_the_deepest_path() -> None:
