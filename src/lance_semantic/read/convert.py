@@ -183,6 +183,24 @@ def _to_struct(path: str, source: pa.StructType, target: pa.StructType) -> Conve
     return convert
 
 
+def _to_map(path: str, source: pa.MapType, target: pa.MapType) -> Converter:
+    keys = resolve_converter(source.key_type, target.key_type, f"{path}.entries.key")
+    items = resolve_converter(source.item_type, target.item_type, f"{path}.entries.value")
+
+    def convert(arr: pa.Array) -> pa.Array:
+        offsets = arr.offsets
+        base = offsets[0].as_py() if len(arr) else 0
+        end = offsets[-1].as_py() if len(arr) else 0
+        k = keys(arr.keys.slice(base, end - base))  # .keys / .items ignore the slice
+        v = items(arr.items.slice(base, end - base))
+        rebased = pc.subtract(offsets, base)
+        return pa.MapArray.from_arrays(
+            rebased, k, v, type=target, mask=arr.is_null() if arr.null_count else None
+        )
+
+    return convert
+
+
 def _identity(arr: pa.Array) -> pa.Array:
     return arr
 
@@ -218,6 +236,8 @@ def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
         return _to_struct(path, source, target)
     if _is_list(source) and _is_list(target):
         return _to_list(path, source, target)
+    if pa.types.is_map(source) and pa.types.is_map(target):
+        return _to_map(path, source, target)
     if _is_var(source) and pa.types.is_dictionary(target):
         return _to_dictionary(path, target)
     if _is_var(source) and _is_var(target):

@@ -78,9 +78,11 @@ def encode_json_values(arr: pa.Array, field: Field) -> pa.Array:
     if pa.types.is_map(dt):
         entries = field.children[0]
         key_f, value_f = entries.children
-        keys = encode_json_values(arr.keys, key_f)
-        items = encode_json_values(arr.items, value_f)
-        offsets = pc.subtract(arr.offsets, arr.offsets[0])
+        base = arr.offsets[0].as_py() if len(arr) else 0
+        end = arr.offsets[-1].as_py() if len(arr) else 0
+        keys = encode_json_values(arr.keys.slice(base, end - base), key_f)  # .keys ignores
+        items = encode_json_values(arr.items.slice(base, end - base), value_f)  # the slice
+        offsets = pc.subtract(arr.offsets, base)
         target = pa.map_(dt.key_field.with_type(keys.type), dt.item_field.with_type(items.type))
         return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=mask)
     return arr
