@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import lance
 import lance.file
 import pyarrow as pa
 import pytest
@@ -126,3 +127,24 @@ def test_sql_filters_see_json_as_text(tmp_path: Path) -> None:
     ds = ls.write_dataset(pa.table({"j": _json(['{"a":1}', "[2]"])}), uri)
     assert ds.count_rows(filter="""j = '{"a":1}'""") == 1
     assert ds.to_table(filter="j LIKE '[%'").column("j").to_pylist() == ["[2]"]
+
+
+def test_json_survives_compaction_rename_and_add_columns(tmp_path: Path, version: str) -> None:
+    uri = str(tmp_path / "t")
+    ds = ls.write_dataset(
+        pa.table({"i": [1, 2], "j": _json(['{"a":1}', "[1]"])}), uri, data_storage_version=version
+    )
+    ds.insert(pa.table({"i": [3], "j": _json(['{"z":true}'])}))
+    ds.optimize.compact_files()
+    assert len(ds.get_fragments()) == 1
+    ds.alter_columns({"path": "j", "name": "j2"})
+    ds.add_columns([pa.field("k", J)])
+    got = ds.to_table()
+    assert got.schema.field("j2").type == pa.json_(pa.string())
+    assert got.schema.field("j2").metadata in (None, {})
+    assert got.column("j2").to_pylist() == ['{"a":1}', "[1]", '{"z":true}']
+    assert got.column("k").to_pylist() == [None, None, None]
+    if version == "2.2":  # pylance reads the compacted legacy table the same
+        assert (
+            lance.dataset(uri).to_table().column("j2").to_pylist() == got.column("j2").to_pylist()
+        )

@@ -48,7 +48,7 @@ from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, Rewr
 from ..read.convert import Converter, convert_batch
 from ..read.plan import Retag, merge_parts, plan_data_file, retag_array
 from ..read.scan import deleted_rows
-from ..schema.arrow import schema_to_arrow
+from ..schema.arrow import physical_field
 from ..schema.field import Field, TableSchema
 from ..storage.datafile import DataFileReader
 from ..storage.object_store import ObjectStore
@@ -170,7 +170,9 @@ class _Layout:
 
 def _layout(table: TableSchema, sources: Sequence[_Source], flagged: bool) -> _Layout:
     if not flagged:  # legacy: the table's one Arrow type per field, every column
-        physical = schema_to_arrow(table)
+        physical = pa.schema(
+            [physical_field(f) for f in table.fields], metadata=dict(table.metadata) or None
+        )
         columns = tuple(MergedColumn(f, physical.field(i)) for i, f in enumerate(table.fields))
         return _Layout(columns, physical, False)
     merged = []

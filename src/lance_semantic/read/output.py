@@ -17,7 +17,7 @@ from ..schema.arrow import field_to_arrow, schema_to_arrow
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import field_output_encoding, semantic_type_of, strip_output_metadata
 from ..types.layouts import output_type_of, validate_output_encoding
-from ..types.semantic import LIST, MAP, STRUCT
+from ..types.semantic import JSON, LIST, MAP, STRUCT
 
 __all__ = ["output_schema", "output_field", "check_override_paths"]
 
@@ -59,6 +59,9 @@ def output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
     else:
         encoding = field_output_encoding(field)
     metadata = strip_output_metadata(field.metadata) or None
+    if st is JSON and metadata:  # the output type itself names the extension
+        metadata = {k: v for k, v in metadata.items() if not k.startswith("ARROW:extension:")}
+        metadata = metadata or None
     if st is STRUCT:
         dt: pa.DataType = pa.struct([output_field(c, overrides) for c in field.children])
     elif st is LIST:
