@@ -31,8 +31,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
 from numba.cpython.unsafe.numbers import leading_zeros
+from numba.extending import intrinsic
 
 from ._jsonb_format import (
     B_BAD_ENTRY,
@@ -214,25 +216,32 @@ def encode_scratch(nodes: int, text: int) -> tuple[np.ndarray, ...]:
 
 def render_scratch(depth: int) -> tuple[np.ndarray, np.ndarray]:
     """Scratch arrays of :func:`render_rows` for containers nested ``depth`` deep."""
-    return np.empty((7, depth), dtype=np.int64), np.empty(32, dtype=np.uint8)
+    return np.empty((8, depth), dtype=np.int64), np.empty(32, dtype=np.uint8)
 
 
 # ---- small helpers ----------------------------------------------------------------------------
+@intrinsic
+def _mul128_native(typingctx: Any, a: Any, b: Any) -> Any:
+    """(hi, lo) of the 128-bit product of two uint64, as one native multiplication (LLVM i128;
+    numba has no 128-bit integer type)."""
+    if a != types.uint64 or b != types.uint64:
+        return None
+    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        i64, i128 = ir.IntType(64), ir.IntType(128)
+        prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        hi = builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), i64)
+        lo = builder.trunc(prod, i64)
+        return context.make_tuple(builder, signature.return_type, [hi, lo])
+
+    return sig, codegen
+
+
 @_jit
 def _mul128(a: Any, b: Any) -> Any:
     """(hi, lo) of the 128-bit product of two uint64."""
-    a_lo = a & M32
-    a_hi = a >> U32
-    b_lo = b & M32
-    b_hi = b >> U32
-    p0 = a_lo * b_lo
-    p1 = a_lo * b_hi
-    p2 = a_hi * b_lo
-    p3 = a_hi * b_hi
-    mid = (p0 >> U32) + (p1 & M32) + (p2 & M32)
-    lo = (p0 & M32) | (mid << U32)
-    hi = p3 + (p1 >> U32) + (p2 >> U32) + (mid >> U32)
-    return hi, lo
+    return _mul128_native(a, b)  # type: ignore[call-arg]
 
 
 @_jit
@@ -246,22 +255,11 @@ def _hexval(c: Any) -> Any:
     return -1
 
 
-@_inline
-def _put_u32(out: Any, p: Any, v: Any) -> None:
-    out[p] = (v >> 24) & 0xFF
-    out[p + 1] = (v >> 16) & 0xFF
-    out[p + 2] = (v >> 8) & 0xFF
-    out[p + 3] = v & 0xFF
-
-
-@_inline
-def _get_u32(b: Any, p: Any) -> Any:
-    return (
-        (np.int64(b[p]) << 24)
-        | (np.int64(b[p + 1]) << 16)
-        | (np.int64(b[p + 2]) << 8)
-        | (np.int64(b[p + 3]))
-    )
+@_jit
+def _be32(b0: Any, b1: Any, b2: Any, b3: Any) -> Any:
+    """The big-endian u32 of four bytes (helpers take scalars: an array argument would cost
+    reference counting on every call, and atomic counts serialize threads sharing the array)."""
+    return (np.int64(b0) << 24) | (np.int64(b1) << 16) | (np.int64(b2) << 8) | np.int64(b3)
 
 
 # ---- text -> f64 ------------------------------------------------------------------------------
@@ -1133,8 +1131,18 @@ def encode_rows(
         if rt >= T_ARRAY:
             work_pos[0] = out_pos
         else:
-            _put_u32(out, out_pos, 0x20000000)
-            _put_u32(out, out_pos + 4, _je_type(rt) | (nb[root] if rt >= T_STRING else 0))
+            at = out_pos
+            v32 = np.int64(0x20000000)
+            out[at] = (v32 >> 24) & 0xFF
+            out[at + 1] = (v32 >> 16) & 0xFF
+            out[at + 2] = (v32 >> 8) & 0xFF
+            out[at + 3] = v32 & 0xFF
+            at = out_pos + 4
+            v32 = _je_type(rt) | (nb[root] if rt >= T_STRING else 0)
+            out[at] = (v32 >> 24) & 0xFF
+            out[at + 1] = (v32 >> 16) & 0xFF
+            out[at + 2] = (v32 >> 8) & 0xFF
+            out[at + 3] = v32 & 0xFF
             work_pos[0] = out_pos + 8
         wt = 1
         while wt > 0:
@@ -1162,14 +1170,24 @@ def encode_rows(
                 n = np.int64(nu[node])
                 base = na[node]
                 if t == T_OBJECT:
-                    _put_u32(out, p, 0x40000000 | n)
+                    at = p
+                    v32 = 0x40000000 | n
+                    out[at] = (v32 >> 24) & 0xFF
+                    out[at + 1] = (v32 >> 16) & 0xFF
+                    out[at + 2] = (v32 >> 8) & 0xFF
+                    out[at + 3] = v32 & 0xFF
                     je = p + 4
                     pay = p + 4 + 8 * n
                     for i in range(n):
                         kn = cl[base + 2 * i]
                         ks = na[kn]
                         kl = nb[kn]
-                        _put_u32(out, je, 0x10000000 | kl)
+                        at = je
+                        v32 = 0x10000000 | kl
+                        out[at] = (v32 >> 24) & 0xFF
+                        out[at + 1] = (v32 >> 16) & 0xFF
+                        out[at + 2] = (v32 >> 8) & 0xFF
+                        out[at + 3] = v32 & 0xFF
                         je += 4
                         for k in range(kl):
                             out[pay + k] = sc[ks + k]
@@ -1177,7 +1195,12 @@ def encode_rows(
                     stride = 2
                     first = base + 1
                 else:
-                    _put_u32(out, p, 0x80000000 | n)
+                    at = p
+                    v32 = 0x80000000 | n
+                    out[at] = (v32 >> 24) & 0xFF
+                    out[at + 1] = (v32 >> 16) & 0xFF
+                    out[at + 2] = (v32 >> 8) & 0xFF
+                    out[at + 3] = v32 & 0xFF
                     je = p + 4
                     pay = p + 4 + 4 * n
                     stride = 1
@@ -1186,7 +1209,12 @@ def encode_rows(
                     ch_node = cl[first + stride * i]
                     tc = ntyp[ch_node]
                     ps = nb[ch_node] if tc >= T_STRING else 0
-                    _put_u32(out, je, _je_type(tc) | ps)
+                    at = je
+                    v32 = _je_type(tc) | ps
+                    out[at] = (v32 >> 24) & 0xFF
+                    out[at + 1] = (v32 >> 16) & 0xFF
+                    out[at + 2] = (v32 >> 8) & 0xFF
+                    out[at + 3] = v32 & 0xFF
                     je += 4
                     if tc >= T_STRING:
                         work[wt] = ch_node
@@ -1363,19 +1391,23 @@ def render_rows(
 ) -> Any:
     """Text of JSONB rows ``row`` .. ``row_end - 1``, rendered as pylance 14 renders them.
 
-    Scratch (caller-owned, see :func:`render_scratch`): ``frames`` int64[7, depth capacity],
+    Scratch (caller-owned, see :func:`render_scratch`): ``frames`` int64[8, depth capacity],
     ``digits`` uint8[32].
 
     Returns ``(status, row, out_pos, need)``. A row that is not well-formed JSONB gives
     ``ST_FALLBACK`` (its text is its bytes, decoded with replacement, by the caller).
     """
-    f_kind = frames[0]  # 0 array, 1 object
-    f_end = frames[1]  # end of the container's bytes
-    f_n = frames[2]  # element count
-    f_i = frames[3]  # next element
-    f_je = frames[4]  # next (value) JEntry; an object's value JEntries follow 4 * n later
-    f_pay = frames[5]  # next value payload
-    f_key = frames[6]  # next key payload
+    # one frame per open container: kind (0 array, 1 object, 2 the scalar of a scalar
+    # container), end of its bytes, element count, next element, next key JEntry, next value
+    # JEntry, next key payload, next value payload
+    f_kind = frames[0]
+    f_end = frames[1]
+    f_n = frames[2]
+    f_i = frames[3]
+    f_jk = frames[4]
+    f_jv = frames[5]
+    f_kp = frames[6]
+    f_vp = frames[7]
     cap_f = frames.shape[1]
     cap = out.shape[0]
     while row < row_end:
@@ -1390,369 +1422,375 @@ def render_rows(
         p = out_pos
         status = ST_DONE
         depth = 0
-        # the value to render next: a container at [c_start, c_end) (mode 0), a scalar JEntry
-        # of type t with payload [ps, ps + ln) inside a container ending at lim (mode 1), or
-        # the next element of the innermost container (mode 2)
-        mode = 0
-        c_start = s
+        c_start = s  # the container to open next
         c_end = e
-        t = 0
-        ps = 0
-        ln = 0
-        lim = e
-        then_colon = False
+        opening = True
         while True:
-            if mode == 0:
+            if opening:
+                # ---- open the container at [c_start, c_end) ----
+                opening = False
                 if c_end - c_start < 4:
                     status = ST_FALLBACK
                     break
-                header = _get_u32(data, c_start)
+                if depth >= cap_f:
+                    status = ST_NEED_SCRATCH
+                    break
+                if p + 2 > cap:
+                    status = ST_NEED_SPACE
+                    break
+                at = c_start
+                header = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
                 kind = header & 0xE0000000
                 n = header & 0x1FFFFFFF
+                f_end[depth] = c_end
+                f_i[depth] = 0
                 if kind == 0x20000000:
                     if c_end - c_start < 8:
                         status = ST_FALLBACK
                         break
-                    je = _get_u32(data, c_start + 4)
-                    t = (je & 0x70000000) >> 28
-                    if t == 5:
+                    at = c_start + 4
+                    je = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
+                    if (je & 0x70000000) == 0x50000000:
+                        status = ST_FALLBACK  # a scalar container holds no container
+                        break
+                    f_kind[depth] = 2
+                    f_n[depth] = 1
+                    f_jv[depth] = c_start + 4
+                    f_vp[depth] = c_start + 8
+                elif kind == 0x80000000:
+                    if c_start + 4 + 4 * n > c_end:
                         status = ST_FALLBACK
                         break
-                    ln = je & 0x0FFFFFFF
-                    ps = c_start + 8
-                    lim = c_end
-                    then_colon = False
-                    mode = 1
-                elif kind == 0x80000000 or kind == 0x40000000:
-                    is_obj = kind == 0x40000000
-                    if c_start + 4 + (8 if is_obj else 4) * n > c_end:
-                        status = ST_FALLBACK
-                        break
-                    if depth >= cap_f:
-                        status = ST_NEED_SCRATCH
-                        break
-                    if p + 2 > cap:
-                        status = ST_NEED_SPACE
-                        break
-                    f_kind[depth] = 1 if is_obj else 0
-                    f_end[depth] = c_end
+                    f_kind[depth] = 0
                     f_n[depth] = n
-                    f_i[depth] = 0
-                    f_je[depth] = c_start + 4
-                    if is_obj:
-                        kp = c_start + 4 + 8 * n
-                        f_key[depth] = kp
-                        for i in range(n):
-                            kj = _get_u32(data, c_start + 4 + 4 * i)
-                            if (kj & 0x70000000) != 0x10000000:
-                                status = ST_FALLBACK
-                                break
-                            kp += kj & 0x0FFFFFFF
-                        if status != ST_DONE:
-                            break
-                        if kp > c_end:
+                    f_jv[depth] = c_start + 4
+                    f_vp[depth] = c_start + 4 + 4 * n
+                    out[p] = 91
+                    p += 1
+                elif kind == 0x40000000:
+                    if c_start + 4 + 8 * n > c_end:
+                        status = ST_FALLBACK
+                        break
+                    kp = c_start + 4 + 8 * n
+                    f_kp[depth] = kp
+                    for i in range(n):
+                        at = c_start + 4 + 4 * i
+                        kj = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
+                        if (kj & 0x70000000) != 0x10000000:
                             status = ST_FALLBACK
                             break
-                        f_pay[depth] = kp
-                        out[p] = 123
-                    else:
-                        f_pay[depth] = c_start + 4 + 4 * n
-                        out[p] = 91
+                        kp += kj & 0x0FFFFFFF
+                    if status != ST_DONE:
+                        break
+                    if kp > c_end:
+                        status = ST_FALLBACK
+                        break
+                    f_kind[depth] = 1
+                    f_n[depth] = n
+                    f_jk[depth] = c_start + 4
+                    f_jv[depth] = c_start + 4 + 4 * n
+                    f_vp[depth] = kp
+                    out[p] = 123
                     p += 1
-                    depth += 1
-                    mode = 2
-                    continue
                 else:
                     status = ST_FALLBACK
                     break
-            if mode == 1:
-                # ---- one scalar: null, true, false, a number or a string ----
-                if p + (6 * ln + 8 if t == 1 else 40) > cap:
+                depth += 1
+            if depth == 0:
+                break
+            # ---- the elements of the innermost container, until a nested one opens ----
+            d = depth - 1
+            kind = f_kind[d]
+            fend = f_end[d]
+            n = f_n[d]
+            i = f_i[d]
+            jk = f_jk[d]
+            jv = f_jv[d]
+            kp = f_kp[d]
+            vp = f_vp[d]
+            while i < n:
+                if p + 2 > cap:
                     status = ST_NEED_SPACE
                     break
-                if t == 0:
-                    out[p] = 110
-                    out[p + 1] = 117
-                    out[p + 2] = 108
-                    out[p + 3] = 108
-                    p += 4
-                elif t == 4:
-                    out[p] = 116
-                    out[p + 1] = 114
-                    out[p + 2] = 117
-                    out[p + 3] = 101
-                    p += 4
-                elif t == 3:
-                    out[p] = 102
-                    out[p + 1] = 97
-                    out[p + 2] = 108
-                    out[p + 3] = 115
-                    out[p + 4] = 101
-                    p += 5
-                elif ps + ln > lim or (t != 1 and t != 2):
-                    status = ST_FALLBACK
-                    break
-                elif t == 1:
-                    out[p] = 34
+                if i > 0 and kind != 2:
+                    out[p] = 44
                     p += 1
-                    k = ps
-                    end = ps + ln
-                    while k < end:
-                        c = data[k]
-                        if c >= 128:
-                            av = end - k - 1
-                            m = _utf8_seq(
-                                c,
-                                data[k + 1] if av >= 1 else 0,
-                                data[k + 2] if av >= 2 else 0,
-                                data[k + 3] if av >= 3 else 0,
-                                av,
-                            )
-                            if m == 0:
-                                status = ST_FALLBACK
-                                break
-                            for j in range(m):
-                                out[p + j] = data[k + j]
-                            p += m
-                            k += m
-                            continue
-                        if c == 34 or c == 92:
-                            out[p] = 92
-                            out[p + 1] = c
-                            p += 2
-                        elif c < 32:
-                            out[p] = 92
-                            if c == 8:
-                                out[p + 1] = 98
-                                p += 2
-                            elif c == 9:
-                                out[p + 1] = 116
-                                p += 2
-                            elif c == 10:
-                                out[p + 1] = 110
-                                p += 2
-                            elif c == 12:
-                                out[p + 1] = 102
-                                p += 2
-                            elif c == 13:
-                                out[p + 1] = 114
-                                p += 2
-                            else:
-                                out[p + 1] = 117
-                                out[p + 2] = 48
-                                out[p + 3] = 48
-                                out[p + 4] = 48 + (c >> 4)
-                                lo4 = c & 15
-                                out[p + 5] = (48 + lo4) if lo4 < 10 else (87 + lo4)
-                                p += 6
-                        else:
-                            out[p] = c
-                            p += 1
-                        k += 1
-                    if status != ST_DONE:
+                ph = 0 if kind == 1 else 1  # an object's element is a key, then a value
+                while ph < 2:
+                    if ph == 0:
+                        at = jk
+                        kj = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
+                        jk += 4
+                        t = 1
+                        ln = kj & 0x0FFFFFFF
+                        ps = kp
+                        kp += ln
+                    else:
+                        at = jv
+                        vj = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
+                        jv += 4
+                        t = (vj & 0x70000000) >> 28
+                        ln = vj & 0x0FFFFFFF
+                        ps = vp
+                        vp += ln
+                        if t == 5:
+                            break
+                    lim = fend
+                    # ---- one scalar: null, true, false, a number or a string ----
+                    if p + (6 * ln + 8 if t == 1 else 40) > cap:
+                        status = ST_NEED_SPACE
                         break
-                    out[p] = 34
-                    p += 1
-                else:  # a number
-                    if ln < 1:
-                        status = ST_FALLBACK
-                        break
-                    tag = data[ps]
-                    # what to print: nothing more (0), an integer (1) or a float (2) whose
-                    # decimal digits are those of dv
-                    kind_n = 0
-                    dv = U0
-                    dexp = 0
-                    if tag == 0x00:
-                        out[p] = 48
-                        p += 1
-                    elif tag == 0x10 or tag == 0x20 or tag == 0x30:
+                    if t == 0:
                         out[p] = 110
                         out[p + 1] = 117
                         out[p + 2] = 108
                         out[p + 3] = 108
                         p += 4
-                    elif tag == 0x40 or tag == 0x50:
-                        w = ln - 1
-                        if w != 1 and w != 2 and w != 4 and w != 8:
+                    elif t == 4:
+                        out[p] = 116
+                        out[p + 1] = 114
+                        out[p + 2] = 117
+                        out[p + 3] = 101
+                        p += 4
+                    elif t == 3:
+                        out[p] = 102
+                        out[p + 1] = 97
+                        out[p + 2] = 108
+                        out[p + 3] = 115
+                        out[p + 4] = 101
+                        p += 5
+                    elif ps + ln > lim or (t != 1 and t != 2):
+                        status = ST_FALLBACK
+                        break
+                    elif t == 1:
+                        out[p] = 34
+                        p += 1
+                        k = ps
+                        end = ps + ln
+                        while k < end:
+                            c = data[k]
+                            if c >= 128:
+                                av = end - k - 1
+                                m = _utf8_seq(
+                                    c,
+                                    data[k + 1] if av >= 1 else 0,
+                                    data[k + 2] if av >= 2 else 0,
+                                    data[k + 3] if av >= 3 else 0,
+                                    av,
+                                )
+                                if m == 0:
+                                    status = ST_FALLBACK
+                                    break
+                                for j in range(m):
+                                    out[p + j] = data[k + j]
+                                p += m
+                                k += m
+                                continue
+                            if c == 34 or c == 92:
+                                out[p] = 92
+                                out[p + 1] = c
+                                p += 2
+                            elif c < 32:
+                                out[p] = 92
+                                if c == 8:
+                                    out[p + 1] = 98
+                                    p += 2
+                                elif c == 9:
+                                    out[p + 1] = 116
+                                    p += 2
+                                elif c == 10:
+                                    out[p + 1] = 110
+                                    p += 2
+                                elif c == 12:
+                                    out[p + 1] = 102
+                                    p += 2
+                                elif c == 13:
+                                    out[p + 1] = 114
+                                    p += 2
+                                else:
+                                    out[p + 1] = 117
+                                    out[p + 2] = 48
+                                    out[p + 3] = 48
+                                    out[p + 4] = 48 + (c >> 4)
+                                    lo4 = c & 15
+                                    out[p + 5] = (48 + lo4) if lo4 < 10 else (87 + lo4)
+                                    p += 6
+                            else:
+                                out[p] = c
+                                p += 1
+                            k += 1
+                        if status != ST_DONE:
+                            break
+                        out[p] = 34
+                        p += 1
+                    else:  # a number
+                        if ln < 1:
                             status = ST_FALLBACK
                             break
-                        for k in range(w):
-                            dv = (dv << U8) | np.uint64(data[ps + 1 + k])
-                        if tag == 0x40 and ((dv >> np.uint64(8 * w - 1)) & U1) == U1:
-                            out[p] = 45
+                        tag = data[ps]
+                        # what to print: nothing more (0), an integer (1) or a float (2) whose
+                        # decimal digits are those of dv
+                        kind_n = 0
+                        dv = U0
+                        dexp = 0
+                        if tag == 0x00:
+                            out[p] = 48
                             p += 1
-                            dv = (~dv) + U1  # the magnitude, modulo 2**64 ...
-                            if w < 8:  # ... of a w-byte two's complement value
-                                dv = dv & ((U1 << np.uint64(8 * w)) - U1)
-                        kind_n = 1
-                    elif tag == 0x60:
-                        if ln != 9:
-                            status = ST_FALLBACK
-                            break
-                        bits = U0
-                        for k in range(8):
-                            bits = (bits << U8) | np.uint64(data[ps + 1 + k])
-                        exp_bits = np.int64((bits >> U52) & np.uint64(0x7FF))
-                        mant = bits & MANT_MASK
-                        if exp_bits == 0x7FF:  # NaN, ±Inf
+                        elif tag == 0x10 or tag == 0x20 or tag == 0x30:
                             out[p] = 110
                             out[p + 1] = 117
                             out[p + 2] = 108
                             out[p + 3] = 108
                             p += 4
-                        else:
-                            if (bits & SIGN) != U0:
+                        elif tag == 0x40 or tag == 0x50:
+                            w = ln - 1
+                            if w != 1 and w != 2 and w != 4 and w != 8:
+                                status = ST_FALLBACK
+                                break
+                            for k in range(w):
+                                dv = (dv << U8) | np.uint64(data[ps + 1 + k])
+                            if tag == 0x40 and ((dv >> np.uint64(8 * w - 1)) & U1) == U1:
                                 out[p] = 45
                                 p += 1
-                            if exp_bits == 0 and mant == U0:
-                                out[p] = 48
-                                out[p + 1] = 46
-                                out[p + 2] = 48
-                                p += 3
+                                dv = (~dv) + U1  # the magnitude, modulo 2**64 ...
+                                if w < 8:  # ... of a w-byte two's complement value
+                                    dv = dv & ((U1 << np.uint64(8 * w)) - U1)
+                            kind_n = 1
+                        elif tag == 0x60:
+                            if ln != 9:
+                                status = ST_FALLBACK
+                                break
+                            bits = U0
+                            for k in range(8):
+                                bits = (bits << U8) | np.uint64(data[ps + 1 + k])
+                            exp_bits = np.int64((bits >> U52) & np.uint64(0x7FF))
+                            mant = bits & MANT_MASK
+                            if exp_bits == 0x7FF:  # NaN, ±Inf
+                                out[p] = 110
+                                out[p + 1] = 117
+                                out[p + 2] = 108
+                                out[p + 3] = 108
+                                p += 4
                             else:
-                                dv, dexp = _ryu(mant, exp_bits)
-                                kind_n = 2
-                    else:
-                        status = ST_FALLBACK
-                        break
-                    if kind_n != 0:
-                        # the decimal digits of dv, most significant first, two at a time
-                        nd = _count_digits(dv)
-                        k = nd
-                        while dv >= U100:
-                            qv = dv // U100
-                            r2 = np.int64(dv - qv * U100) * 2
-                            digits[k - 1] = _DIGIT_PAIRS[r2 + 1]
-                            digits[k - 2] = _DIGIT_PAIRS[r2]
-                            k -= 2
-                            dv = qv
-                        if dv >= U10:
-                            r2 = np.int64(dv) * 2
-                            digits[1] = _DIGIT_PAIRS[r2 + 1]
-                            digits[0] = _DIGIT_PAIRS[r2]
-                        else:
-                            digits[0] = 48 + np.int64(dv)
-                        if kind_n == 1:
-                            for k in range(nd):
-                                out[p + k] = digits[k]
-                            p += nd
-                        else:
-                            dexp += nd - 1  # the exponent of the first digit
-                            if -5 <= dexp <= 15:
-                                if nd - 1 <= dexp:  # 1234e7 -> 12340000000.0
-                                    for k in range(nd):
-                                        out[p + k] = digits[k]
-                                    p += nd
-                                    for k in range(dexp - nd + 1):
-                                        out[p + k] = 48
-                                    p += dexp - nd + 1
-                                    out[p] = 46
-                                    out[p + 1] = 48
-                                    p += 2
-                                elif dexp >= 0:  # 1234e-2 -> 12.34
-                                    for k in range(dexp + 1):
-                                        out[p + k] = digits[k]
-                                    p += dexp + 1
-                                    out[p] = 46
+                                if (bits & SIGN) != U0:
+                                    out[p] = 45
                                     p += 1
-                                    for k in range(dexp + 1, nd):
-                                        out[p] = digits[k]
-                                        p += 1
-                                else:  # 1234e-6 -> 0.001234
+                                if exp_bits == 0 and mant == U0:
                                     out[p] = 48
                                     out[p + 1] = 46
-                                    p += 2
-                                    for k in range(-dexp - 1):
-                                        out[p + k] = 48
-                                    p += -dexp - 1
-                                    for k in range(nd):
-                                        out[p + k] = digits[k]
-                                    p += nd
-                            else:  # 1234e30 -> 1.234e+33
-                                out[p] = digits[0]
-                                p += 1
-                                if nd > 1:
-                                    out[p] = 46
-                                    p += 1
-                                    for k in range(1, nd):
-                                        out[p] = digits[k]
-                                        p += 1
-                                out[p] = 101
-                                if dexp < 0:
-                                    out[p + 1] = 45
-                                    dexp = -dexp
+                                    out[p + 2] = 48
+                                    p += 3
                                 else:
-                                    out[p + 1] = 43
-                                p += 2
-                                if dexp >= 100:
-                                    out[p] = 48 + dexp // 100
+                                    dv, dexp = _ryu(mant, exp_bits)
+                                    kind_n = 2
+                        else:
+                            status = ST_FALLBACK
+                            break
+                        if kind_n != 0:
+                            # the decimal digits of dv, most significant first, two at a time
+                            nd = _count_digits(dv)
+                            k = nd
+                            while dv >= U100:
+                                qv = dv // U100
+                                r2 = np.int64(dv - qv * U100) * 2
+                                digits[k - 1] = _DIGIT_PAIRS[r2 + 1]
+                                digits[k - 2] = _DIGIT_PAIRS[r2]
+                                k -= 2
+                                dv = qv
+                            if dv >= U10:
+                                r2 = np.int64(dv) * 2
+                                digits[1] = _DIGIT_PAIRS[r2 + 1]
+                                digits[0] = _DIGIT_PAIRS[r2]
+                            else:
+                                digits[0] = 48 + np.int64(dv)
+                            if kind_n == 1:
+                                for k in range(nd):
+                                    out[p + k] = digits[k]
+                                p += nd
+                            else:
+                                dexp += nd - 1  # the exponent of the first digit
+                                if -5 <= dexp <= 15:
+                                    if nd - 1 <= dexp:  # 1234e7 -> 12340000000.0
+                                        for k in range(nd):
+                                            out[p + k] = digits[k]
+                                        p += nd
+                                        for k in range(dexp - nd + 1):
+                                            out[p + k] = 48
+                                        p += dexp - nd + 1
+                                        out[p] = 46
+                                        out[p + 1] = 48
+                                        p += 2
+                                    elif dexp >= 0:  # 1234e-2 -> 12.34
+                                        for k in range(dexp + 1):
+                                            out[p + k] = digits[k]
+                                        p += dexp + 1
+                                        out[p] = 46
+                                        p += 1
+                                        for k in range(dexp + 1, nd):
+                                            out[p] = digits[k]
+                                            p += 1
+                                    else:  # 1234e-6 -> 0.001234
+                                        out[p] = 48
+                                        out[p + 1] = 46
+                                        p += 2
+                                        for k in range(-dexp - 1):
+                                            out[p + k] = 48
+                                        p += -dexp - 1
+                                        for k in range(nd):
+                                            out[p + k] = digits[k]
+                                        p += nd
+                                else:  # 1234e30 -> 1.234e+33
+                                    out[p] = digits[0]
                                     p += 1
-                                if dexp >= 10:
-                                    out[p] = 48 + (dexp // 10) % 10
+                                    if nd > 1:
+                                        out[p] = 46
+                                        p += 1
+                                        for k in range(1, nd):
+                                            out[p] = digits[k]
+                                            p += 1
+                                    out[p] = 101
+                                    if dexp < 0:
+                                        out[p + 1] = 45
+                                        dexp = -dexp
+                                    else:
+                                        out[p + 1] = 43
+                                    p += 2
+                                    if dexp >= 100:
+                                        out[p] = 48 + dexp // 100
+                                        p += 1
+                                    if dexp >= 10:
+                                        out[p] = 48 + (dexp // 10) % 10
+                                        p += 1
+                                    out[p] = 48 + dexp % 10
                                     p += 1
-                                out[p] = 48 + dexp % 10
-                                p += 1
-                if then_colon:
-                    out[p] = 58
-                    p += 1
-                    then_colon = False
-                    mode = 3  # the value of the current object entry
-                else:
-                    mode = 2
-                    if depth == 0:
+                    if ph == 0:
+                        out[p] = 58
+                        p += 1
+                    ph += 1
+                if status != ST_DONE:
+                    break
+                i += 1
+                if ph == 1 and t == 5:  # open the nested container of element i - 1
+                    if ps + ln > fend:
+                        status = ST_FALLBACK
                         break
-                    continue
-            if mode == 2:
-                # ---- the next element of the innermost container ----
-                if depth == 0:
+                    c_start = ps
+                    c_end = ps + ln
+                    opening = True
                     break
-                d = depth - 1
-                i = f_i[d]
-                n = f_n[d]
-                if p + 2 > cap:
-                    status = ST_NEED_SPACE
-                    break
-                if i == n:
-                    out[p] = 125 if f_kind[d] == 1 else 93
-                    p += 1
-                    depth -= 1
-                    continue
-                if i > 0:
-                    out[p] = 44
-                    p += 1
-                if f_kind[d] == 1:
-                    kj = _get_u32(data, f_je[d])
-                    t = 1
-                    ln = kj & 0x0FFFFFFF
-                    ps = f_key[d]
-                    lim = f_end[d]
-                    f_key[d] = ps + ln
-                    then_colon = True
-                    mode = 1
-                    continue
-                mode = 3
-            # mode 3: the value JEntry of element i
-            d = depth - 1
-            n = f_n[d]
-            vj = _get_u32(data, f_je[d] + 4 * n) if f_kind[d] == 1 else _get_u32(data, f_je[d])
-            f_je[d] += 4
-            f_i[d] += 1
-            t = (vj & 0x70000000) >> 28
-            ln = vj & 0x0FFFFFFF
-            ps = f_pay[d]
-            f_pay[d] = ps + ln
-            if t == 5:
-                if ps + ln > f_end[d]:
-                    status = ST_FALLBACK
-                    break
-                c_start = ps
-                c_end = ps + ln
-                mode = 0
+            if status != ST_DONE:
+                break
+            if opening:
+                f_i[d] = i
+                f_jk[d] = jk
+                f_jv[d] = jv
+                f_kp[d] = kp
+                f_vp[d] = vp
                 continue
-            lim = f_end[d]
-            then_colon = False
-            mode = 1
+            if kind != 2:
+                out[p] = 125 if kind == 1 else 93
+                p += 1
+            depth -= 1
         if status == ST_NEED_SCRATCH:
             return ST_NEED_SCRATCH, row, out_pos, 2 * cap_f
         if status == ST_NEED_SPACE:
@@ -1864,7 +1902,8 @@ def check_rows(
                     code = B_TRUNCATED
                     epos = c_start
                     break
-                header = _get_u32(data, c_start)
+                at = c_start
+                header = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
                 kind = header & 0xE0000000
                 n = header & 0x1FFFFFFF
                 if kind == 0x20000000 and depth == 0:
@@ -1876,7 +1915,8 @@ def check_rows(
                         code = B_TRUNCATED
                         epos = c_start
                         break
-                    je = _get_u32(data, c_start + 4)
+                    at = c_start + 4
+                    je = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
                     if (je & 0x70000000) == 0x50000000:
                         code = B_BAD_ENTRY
                         epos = c_start + 4
@@ -1910,7 +1950,8 @@ def check_rows(
                     prev_l = 0
                     for i in range(n):
                         je_at = c_start + 4 + 4 * i
-                        kj = _get_u32(data, je_at)
+                        at = je_at
+                        kj = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
                         if (kj & 0x70000000) != 0x10000000 or (kj & 0x80000000):
                             code = B_KEY_TYPE
                             epos = je_at
@@ -1950,7 +1991,8 @@ def check_rows(
                 continue
             first = f_start[d] + 4 + (4 * n if f_kind[d] == 1 else 0)
             je_at = first + 4 * i
-            je = _get_u32(data, je_at)
+            at = je_at
+            je = _be32(data[at], data[at + 1], data[at + 2], data[at + 3])
             f_i[d] = i + 1
             ps = f_pay[d]
             ln = je & 0x0FFFFFFF

@@ -189,10 +189,10 @@ def _units(parts: Sequence[_Buffers], threads: int) -> list[tuple[int, int, int]
     """(part, first row, end row) ranges: every part whole, large ones split so that the
     threads get about equal bytes."""
     total = sum(b.nbytes() for b in parts)
-    target = max(_MIN_BYTES_PER_UNIT, total // threads + 1) if threads > 1 else total + 1
+    target = max(_MIN_BYTES_PER_UNIT, -(-total // threads)) if threads > 1 else total + 1
     units = []
     for i, b in enumerate(parts):
-        k = max(1, min(b.nbytes() // target, b.n))
+        k = max(1, min(round(b.nbytes() / target), b.n))
         if k <= 1:
             units.append((i, 0, b.n))
             continue
@@ -210,38 +210,91 @@ def _run(units: list[tuple[int, int, int]], fn: Callable[..., T], threads: int) 
         return list(pool.map(lambda u: fn(*u), units))
 
 
-def _assemble(
-    pieces: list[tuple[np.ndarray, np.ndarray, int]], n: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """One (offsets, data) pair from consecutive row ranges' (offsets, data, used bytes)."""
-    if len(pieces) == 1:
-        offs, data, used = pieces[0]
-        if data.shape[0] > used + max(used // 4, 1 << 20):
-            return offs, data[:used].copy()  # do not keep a mostly empty buffer alive
-        return offs, data[:used]
-    offsets = np.empty(n + 1, dtype=np.int64)
-    data = np.empty(sum(used for _, _, used in pieces), dtype=np.uint8)
-    offsets[0] = row = base = 0
-    for offs, chunk, used in pieces:
-        k = offs.shape[0] - 1
-        offsets[row + 1 : row + k + 1] = offs[1:] + base
-        data[base : base + used] = chunk[:used]
-        row += k
-        base += used
-    return offsets, data
+def _move_left(buf: np.ndarray, src: int, dst: int, n: int) -> None:
+    """buf[dst:dst+n] = buf[src:src+n] for dst < src, without a temporary copy."""
+    step = src - dst
+    if step >= n or step < (1 << 20):
+        buf[dst : dst + n] = buf[src : src + n]  # numpy buffers an overlapping copy itself
+        return
+    for k in range(0, n, step):
+        m = min(step, n - k)
+        buf[dst + k : dst + k + m] = buf[src + k : src + k + m]
+
+
+_Piece = tuple[np.ndarray, np.ndarray, int]  # offsets relative to the range, data, used bytes
+_RangeFn = Callable[[ModuleType, "_Buffers", int, int, np.ndarray], _Piece]
+
+
+def _convert(
+    parts: list[_Buffers],
+    threads: int,
+    convert: _RangeFn,
+    capacity: Callable[[_Buffers, int, int], int],
+    on_error: Callable[[int, _RowError], _RowError] | None = None,
+) -> list[tuple[np.ndarray, np.ndarray]] | _RowError:
+    """(offsets, data) of every part, its rows converted by ``convert`` on up to ``threads``
+    threads. The ranges of one part write into one buffer, each from its estimated start, and
+    are then moved together in place (a range that outgrows its estimate gets its own buffer
+    and is copied). Returns the first row error instead, if any."""
+    k = _kernels()
+    units = _units(parts, threads)
+    bufs, starts = [], []
+    for i, b in enumerate(parts):
+        caps = [capacity(b, lo, hi) for j, lo, hi in units if j == i]
+        bufs.append(np.empty(max(sum(caps), 1), dtype=np.uint8))
+        starts.append(np.concatenate([[0], np.cumsum(caps)]).astype(np.int64).tolist())
+    slot = [0] * len(parts)
+    views, begins = [], []
+    for i, _lo, _hi in units:
+        s0, s1 = starts[i][slot[i]], starts[i][slot[i] + 1]
+        views.append(bufs[i][s0:s1])
+        begins.append(s0)
+        slot[i] += 1
+
+    def work(u: int) -> _Piece | _RowError:
+        i, lo, hi = units[u]
+        try:
+            return convert(k, parts[i], lo, hi, views[u])
+        except _RowError as e:
+            return on_error(i, e) if on_error is not None else e
+
+    results = _run([(u, 0, 0) for u in range(len(units))], lambda u, _a, _b: work(u), threads)
+    pieces: list[_Piece] = []
+    for r in results:
+        if isinstance(r, _RowError):
+            return min((e for e in results if isinstance(e, _RowError)), key=lambda e: e.row)
+        pieces.append(r)
+    out = []
+    for i, b in enumerate(parts):
+        mine = [(u, r) for u, r in enumerate(pieces) if units[u][0] == i]
+        offsets = np.empty(b.n + 1, dtype=np.int64)
+        offsets[0] = 0
+        buf, total = bufs[i], sum(r[2] for _, r in mine)
+        in_place = all(r[1] is views[u] for u, r in mine)
+        data = buf if in_place else np.empty(max(total, 1), dtype=np.uint8)
+        row = dst = 0
+        for u, (offs, chunk, used) in mine:
+            n = offs.shape[0] - 1
+            offsets[row + 1 : row + n + 1] = offs[1:] + dst
+            if in_place:
+                if begins[u] != dst:
+                    _move_left(buf, begins[u], dst, used)
+            else:
+                data[dst : dst + used] = chunk[:used]
+            row += n
+            dst += used
+        if data.shape[0] > 2 * total + (1 << 20):
+            data = data[:total].copy()  # do not keep a mostly empty buffer alive
+        out.append((offsets, data[:total]))
+    return out
 
 
 def _build(
-    parts: list[_Buffers],
-    units: list[tuple[int, int, int]],
-    results: list[tuple[np.ndarray, np.ndarray, int]],
-    kind: str,
+    parts: list[_Buffers], converted: list[tuple[np.ndarray, np.ndarray]], kind: str
 ) -> list[pa.Array]:
-    """The output array of every part from its units' results."""
+    """The output array of every part."""
     arrays = []
-    for i, b in enumerate(parts):
-        mine = [r for u, r in zip(units, results, strict=True) if u[0] == i]
-        offsets, data = _assemble(mine, b.n)
+    for b, (offsets, data) in zip(parts, converted, strict=True):
         validity = b.validity_buffer()
         if kind == "binary":
             t, offs = pa.large_binary(), offsets
@@ -258,12 +311,14 @@ def _build(
 
 
 # ---- text -> JSONB ----------------------------------------------------------------------------
-def _encode_range(
-    k: ModuleType, b: _Buffers, lo: int, hi: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """JSONB of rows [lo, hi) of ``b``: (offsets relative to the range, data, used bytes)."""
+def _encode_capacity(b: _Buffers, lo: int, hi: int) -> int:
     nbytes = b.nbytes(lo, hi)
-    out = np.empty(nbytes + nbytes // 2 + 16 * (hi - lo) + 64, dtype=np.uint8)
+    return nbytes + nbytes // 2 + 16 * (hi - lo) + 64
+
+
+def _encode_range(k: ModuleType, b: _Buffers, lo: int, hi: int, out: np.ndarray) -> _Piece:
+    """JSONB of rows [lo, hi) of ``b``, written into ``out`` (or a bigger buffer)."""
+    nbytes = b.nbytes(lo, hi)
     offs = np.zeros(hi - lo + 1, dtype=np.int64)
     nodes, text = _NODES, min(nbytes, 1 << 16)
     scratch = k.encode_scratch(nodes, text)
@@ -340,33 +395,26 @@ def encode_json(
     chunked = isinstance(arr, pa.ChunkedArray)
     chunks = arr.chunks if chunked else [arr]
     parts = [_Buffers(_text_storage(c, path)) for c in chunks]
-    k = _kernels()
-    n_threads = _thread_count(threads)
-    units = _units(parts, n_threads)
 
-    def work(i: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int] | _RowError:
-        try:
-            return _encode_range(k, parts[i], lo, hi)
-        except _RowError as e:
-            e.row += sum(p.n for p in parts[:i])
-            return e
+    def global_row(i: int, e: _RowError) -> _RowError:
+        e.row += sum(p.n for p in parts[:i])
+        return e
 
-    results = _run(units, work, n_threads)
-    errors = [r for r in results if isinstance(r, _RowError)]
-    if errors:
-        first = min(errors, key=lambda e: e.row)
-        raise InvalidJsonError(path, first.row, first.reason, first.excerpt)
-    arrays = _build(parts, units, results, "binary")  # type: ignore[arg-type]
+    converted = _convert(parts, _thread_count(threads), _encode_range, _encode_capacity, global_row)
+    if isinstance(converted, _RowError):
+        raise InvalidJsonError(path, converted.row, converted.reason, converted.excerpt)
+    arrays = _build(parts, converted, "binary")
     return pa.chunked_array(arrays, type=pa.large_binary()) if chunked else arrays[0]
 
 
 # ---- JSONB -> text ----------------------------------------------------------------------------
-def _render_range(
-    k: ModuleType, b: _Buffers, lo: int, hi: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Text of rows [lo, hi) of ``b``: (offsets relative to the range, data, used bytes)."""
+def _render_capacity(b: _Buffers, lo: int, hi: int) -> int:
     nbytes = b.nbytes(lo, hi)
-    out = np.empty(nbytes + nbytes // 4 + 64, dtype=np.uint8)
+    return nbytes + nbytes // 4 + 64
+
+
+def _render_range(k: ModuleType, b: _Buffers, lo: int, hi: int, out: np.ndarray) -> _Piece:
+    """Text of rows [lo, hi) of ``b``, written into ``out`` (or a bigger buffer)."""
     offs = np.zeros(hi - lo + 1, dtype=np.int64)
     depth = _DEPTH
     frames, digits = k.render_scratch(depth)
@@ -430,11 +478,9 @@ def decode_jsonb(
     chunked = isinstance(arr, pa.ChunkedArray)
     chunks = arr.chunks if chunked else [arr]
     parts = [_Buffers(_jsonb_storage(c, "")) for c in chunks]
-    k = _kernels()
-    n_threads = _thread_count(threads)
-    units = _units(parts, n_threads)
-    results = _run(units, lambda i, lo, hi: _render_range(k, parts[i], lo, hi), n_threads)
-    arrays = _build(parts, units, results, "text")
+    converted = _convert(parts, _thread_count(threads), _render_range, _render_capacity)
+    assert not isinstance(converted, _RowError)  # rendering never fails
+    arrays = _build(parts, converted, "text")
     if not chunked:
         return arrays[0]
     if not arrays:
