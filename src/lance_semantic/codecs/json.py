@@ -52,7 +52,7 @@ from ._jsonb_format import MAX_NESTING_DEPTH, reason_of
 __all__ = ["encode_json", "decode_jsonb", "validate_jsonb", "MAX_NESTING_DEPTH"]
 
 #: a range of rows is split over threads only when each part gets at least this many bytes
-_MIN_BYTES_PER_UNIT = 2 << 20
+_MIN_BYTES_PER_UNIT = 8 << 20
 _EXCERPT = 24  # characters of context either side of an error
 _MAX_UTF8_BYTES = 2**31 - 1  # text beyond this per array is returned as large_utf8
 
