@@ -778,6 +778,14 @@ def encode_rows(
                 p = str_start
                 has_esc = False
                 while True:
+                    pu = np.uint64(p)  # skip plain bytes, indexed unsigned (no wraparound test)
+                    eu = np.uint64(e)
+                    while pu < eu:
+                        ch = data[pu]
+                        if ch < 32 or ch == 34 or ch == 92 or ch >= 128:
+                            break
+                        pu += U1
+                    p = np.int64(pu)
                     if p >= e:
                         code = E_UNTERMINATED_STRING
                         epos = e
@@ -1153,12 +1161,14 @@ def encode_rows(
             if t == T_STRING:
                 st = na[node]
                 ln = nb[node]
+                su = np.uint64(st)
+                pu = np.uint64(p)
                 if nu[node] == U1:
-                    for k in range(ln):
-                        out[p + k] = sc[st + k]
+                    for k in range(np.uint64(ln)):
+                        out[pu + k] = sc[su + k]
                 else:
-                    for k in range(ln):
-                        out[p + k] = data[st + k]
+                    for k in range(np.uint64(ln)):
+                        out[pu + k] = data[su + k]
             elif t == T_NUMBER:
                 ln = nb[node]
                 out[p] = na[node]
@@ -1189,8 +1199,10 @@ def encode_rows(
                         out[at + 2] = (v32 >> 8) & 0xFF
                         out[at + 3] = v32 & 0xFF
                         je += 4
-                        for k in range(kl):
-                            out[pay + k] = sc[ks + k]
+                        su = np.uint64(ks)
+                        pu = np.uint64(pay)
+                        for k in range(np.uint64(kl)):
+                            out[pu + k] = sc[su + k]
                         pay += kl
                     stride = 2
                     first = base + 1
@@ -1568,6 +1580,22 @@ def render_rows(
                         k = ps
                         end = ps + ln
                         while k < end:
+                            # a run of bytes printed as they are, indexed unsigned (numba
+                            # tests every signed index for wraparound)
+                            ku = np.uint64(k)
+                            pu = np.uint64(p)
+                            eu = np.uint64(end)
+                            while ku < eu:
+                                c = data[ku]
+                                if c < 32 or c == 34 or c == 92 or c >= 128:
+                                    break
+                                out[pu] = c
+                                ku += U1
+                                pu += U1
+                            k = np.int64(ku)
+                            p = np.int64(pu)
+                            if k >= end:
+                                break
                             c = data[k]
                             if c >= 128:
                                 av = end - k - 1
@@ -1687,82 +1715,79 @@ def render_rows(
                             status = ST_FALLBACK
                             break
                         if kind_n != 0:
-                            # the decimal digits of dv, most significant first, two at a time
                             nd = _count_digits(dv)
-                            k = nd
+                            # where the digits go: w0 .. w0 + nd; the float layouts then move
+                            # the integer digits or the first digit one to the left for the '.'
+                            w0 = p
+                            if kind_n == 2:
+                                dexp += nd - 1  # the exponent of the first digit
+                                if -5 <= dexp <= 15:
+                                    if nd - 1 <= dexp:  # 1234e7 -> 12340000000.0
+                                        w0 = p
+                                    elif dexp >= 0:  # 1234e-2 -> 12.34
+                                        w0 = p + 1
+                                    else:  # 1234e-6 -> 0.001234
+                                        out[p] = 48
+                                        out[p + 1] = 46
+                                        for k in range(-dexp - 1):
+                                            out[p + 2 + k] = 48
+                                        w0 = p + 1 - dexp
+                                else:  # 1234e30 -> 1.234e+33
+                                    w0 = p + 1
+                            # the digits of dv, two at a time from the last
+                            k = w0 + nd
                             while dv >= U100:
                                 qv = dv // U100
                                 r2 = np.int64(dv - qv * U100) * 2
-                                digits[k - 1] = _DIGIT_PAIRS[r2 + 1]
-                                digits[k - 2] = _DIGIT_PAIRS[r2]
+                                out[k - 1] = _DIGIT_PAIRS[r2 + 1]
+                                out[k - 2] = _DIGIT_PAIRS[r2]
                                 k -= 2
                                 dv = qv
                             if dv >= U10:
                                 r2 = np.int64(dv) * 2
-                                digits[1] = _DIGIT_PAIRS[r2 + 1]
-                                digits[0] = _DIGIT_PAIRS[r2]
+                                out[w0 + 1] = _DIGIT_PAIRS[r2 + 1]
+                                out[w0] = _DIGIT_PAIRS[r2]
                             else:
-                                digits[0] = 48 + np.int64(dv)
+                                out[w0] = 48 + np.int64(dv)
                             if kind_n == 1:
-                                for k in range(nd):
-                                    out[p + k] = digits[k]
                                 p += nd
-                            else:
-                                dexp += nd - 1  # the exponent of the first digit
-                                if -5 <= dexp <= 15:
-                                    if nd - 1 <= dexp:  # 1234e7 -> 12340000000.0
-                                        for k in range(nd):
-                                            out[p + k] = digits[k]
-                                        p += nd
-                                        for k in range(dexp - nd + 1):
-                                            out[p + k] = 48
-                                        p += dexp - nd + 1
-                                        out[p] = 46
-                                        out[p + 1] = 48
-                                        p += 2
-                                    elif dexp >= 0:  # 1234e-2 -> 12.34
-                                        for k in range(dexp + 1):
-                                            out[p + k] = digits[k]
-                                        p += dexp + 1
-                                        out[p] = 46
-                                        p += 1
-                                        for k in range(dexp + 1, nd):
-                                            out[p] = digits[k]
-                                            p += 1
-                                    else:  # 1234e-6 -> 0.001234
-                                        out[p] = 48
-                                        out[p + 1] = 46
-                                        p += 2
-                                        for k in range(-dexp - 1):
-                                            out[p + k] = 48
-                                        p += -dexp - 1
-                                        for k in range(nd):
-                                            out[p + k] = digits[k]
-                                        p += nd
-                                else:  # 1234e30 -> 1.234e+33
-                                    out[p] = digits[0]
-                                    p += 1
-                                    if nd > 1:
-                                        out[p] = 46
-                                        p += 1
-                                        for k in range(1, nd):
-                                            out[p] = digits[k]
-                                            p += 1
-                                    out[p] = 101
-                                    if dexp < 0:
-                                        out[p + 1] = 45
-                                        dexp = -dexp
-                                    else:
-                                        out[p + 1] = 43
+                            elif -5 <= dexp <= 15:
+                                if nd - 1 <= dexp:
+                                    p += nd
+                                    for k in range(dexp - nd + 1):
+                                        out[p + k] = 48
+                                    p += dexp - nd + 1
+                                    out[p] = 46
+                                    out[p + 1] = 48
                                     p += 2
-                                    if dexp >= 100:
-                                        out[p] = 48 + dexp // 100
-                                        p += 1
-                                    if dexp >= 10:
-                                        out[p] = 48 + (dexp // 10) % 10
-                                        p += 1
-                                    out[p] = 48 + dexp % 10
+                                elif dexp >= 0:
+                                    for k in range(dexp + 1):
+                                        out[p + k] = out[p + 1 + k]
+                                    out[p + dexp + 1] = 46
+                                    p += nd + 1
+                                else:
+                                    p = w0 + nd
+                            else:
+                                out[p] = out[p + 1]
+                                p += 1
+                                if nd > 1:
+                                    out[p] = 46
+                                    p += nd
+                                out[p] = 101
+                                if dexp < 0:
+                                    out[p + 1] = 45
+                                    dexp = -dexp
+                                else:
+                                    out[p + 1] = 43
+                                p += 2
+                                if dexp >= 100:
+                                    out[p] = 48 + dexp // 100
                                     p += 1
+                                if dexp >= 10:
+                                    out[p] = 48 + (dexp // 10) % 10
+                                    p += 1
+                                out[p] = 48 + dexp % 10
+                                p += 1
                     if ph == 0:
                         out[p] = 58
                         p += 1
