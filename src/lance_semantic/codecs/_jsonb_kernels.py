@@ -1,8 +1,11 @@
 """numba kernels of the JSON codec: text -> JSONB, JSONB -> text, JSONB well-formedness (L2).
 
-Private to :mod:`lance_semantic.codecs.json`, which imports this module on first use (importing
-numba and compiling the kernels takes a few seconds the first time; compiled code is cached on
-disk when the package directory, ``NUMBA_CACHE_DIR`` or the user cache directory is writable).
+Private to :mod:`lance_semantic.codecs.json`, which imports this module on first use. Importing
+numba and loading the compiled kernels from numba's disk cache takes about a second; compiling
+them (first use, or no writable cache location) takes 10 to 60 seconds. The cache lives in
+``__pycache__`` next to this file, else under ``NUMBA_CACHE_DIR`` or the user's cache
+directory; with none writable, numba refuses ``cache=True`` and :func:`_jit` compiles without
+it (no warning is emitted).
 
 Every kernel works on whole Arrow buffers -- ``offsets`` (int64), ``data`` (uint8), a validity
 bitmap -- over a range of rows, and writes into a caller-owned output buffer. A kernel stops
@@ -14,14 +17,22 @@ early and tells the caller why:
 ``ST_FALLBACK``    row ``row`` must be converted by the reference implementation (a float
                    whose correctly rounded value the fast parser cannot decide; JSONB that is
                    not well-formed and renders as its raw bytes)
+``ST_NEED_SCRATCH`` row ``row`` needs bigger scratch arrays (more values, a longer row or
+                   deeper nesting than they hold)
 
 The caller resolves the condition and calls again from ``row``. The rules implemented are
 those of :mod:`lance_semantic.codecs.json_reference`.
 
-Float conversions: text -> f64 uses Clinger's exact fast path, then the Eisel-Lemire algorithm
-(as in fast_float / Rust's ``dec2flt``), falling back to Python's ``float`` for the rare input it
-cannot decide; f64 -> text uses Ryu (shortest round-trip digits, ties to the closest), laid out
-as pylance's ``zmij`` does.
+Float conversions: text -> f64 uses the Eisel-Lemire algorithm (as fast_float and Rust's
+``dec2flt`` do; exact for 10**-27 <= 10**q <= 10**55, and it reports the rare input it cannot
+decide, which then goes to Python's correctly rounded ``float`` through the reference); f64 ->
+text uses Ryu (shortest round-trip digits, the closest of them), laid out as pylance's
+``zmij`` does.
+
+Performance notes: helpers take scalars only (an array argument of a helper costs atomic
+reference counting on every call, which also serializes threads sharing the array); byte loops
+index with unsigned integers (numba tests every signed index for wraparound); 128-bit products
+are one LLVM ``i128`` multiply. Every kernel releases the GIL.
 """
 
 from __future__ import annotations
@@ -136,7 +147,6 @@ HIDDEN = np.uint64(1 << 52)
 MANT_MASK = np.uint64((1 << 52) - 1)
 SIGN = np.uint64(1 << 63)
 INF_BITS = np.uint64(0x7FF << 52)
-TWO53 = np.uint64(1 << 53)
 U64_MAX_DIV10 = np.uint64(((1 << 64) - 1) // 10)
 TEN19 = np.uint64(10**19)
 I64_MIN_MAG = np.uint64(1 << 63)
@@ -336,6 +346,12 @@ def _decimal_to_f64(w: Any, q: Any, truncated: Any) -> Any:
 
 
 # ---- text -> JSONB ----------------------------------------------------------------------------
+@_jit
+def _i64(x: Any) -> Any:
+    """An unsigned index back as a signed one."""
+    return np.int64(x)
+
+
 @_jit
 def _is_ws(c: Any) -> Any:
     return c == 32 or c == 10 or c == 13 or c == 9
@@ -785,7 +801,7 @@ def encode_rows(
                         if ch < 32 or ch == 34 or ch == 92 or ch >= 128:
                             break
                         pu += U1
-                    p = np.int64(pu)
+                    p = _i64(pu)
                     if p >= e:
                         code = E_UNTERMINATED_STRING
                         epos = e
@@ -1592,8 +1608,8 @@ def render_rows(
                                 out[pu] = c
                                 ku += U1
                                 pu += U1
-                            k = np.int64(ku)
-                            p = np.int64(pu)
+                            k = _i64(ku)
+                            p = _i64(pu)
                             if k >= end:
                                 break
                             c = data[k]
