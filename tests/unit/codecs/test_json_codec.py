@@ -260,7 +260,7 @@ DOCS = ['{"a": [1, 2.5, "x"]}', None, "true", '"\\u00e9"', None, "[]"]
 
 
 LAYOUTS = [pa.string(), pa.large_string(), pa.string_view()]
-LAYOUTS += [pa.json_(pa.string()), pa.json_(pa.large_string())]
+LAYOUTS += [pa.json_(pa.string()), pa.json_(pa.large_string()), pa.json_(pa.string_view())]
 
 
 @pytest.mark.parametrize("typ", LAYOUTS, ids=str)
