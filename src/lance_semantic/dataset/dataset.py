@@ -33,6 +33,10 @@ from .scan import ScanPlan, plan_scan, run_scan, take_rows
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
 
+#: rows per internal batch when a whole table is asked for (to_table): larger batches let
+#: value conversions such as JSONB -> text use both cores
+_TABLE_BATCH = 262_144
+
 Filter: TypeAlias = str | pc.Expression  # a SQL string or an Arrow compute expression
 
 
@@ -199,7 +203,7 @@ class Dataset:
             plan,
             limit=limit,
             offset=offset,
-            batch_size=batch_size or 65536,
+            batch_size=batch_size or _TABLE_BATCH,
         )
         schema = plan.output_schema
         return pa.Table.from_batches(list(batches), schema=schema)
