@@ -148,3 +148,23 @@ def test_json_survives_compaction_rename_and_add_columns(tmp_path: Path, version
         assert (
             lance.dataset(uri).to_table().column("j2").to_pylist() == got.column("j2").to_pylist()
         )
+
+
+@pytest.mark.interop
+def test_legacy_json_data_files_are_byte_identical_to_pylances(tmp_path: Path) -> None:
+    """Facts §9: a json column we write in a legacy table holds exactly pylance's JSONB, and
+    each library reads the other's table identically."""
+    docs = ['{"b": [1, 2.5, -3], "a": {"x": null}}', None, '"\\u00e9\\n"', "1e16", "[]"]
+    table = pa.table({"j": _json(docs)})
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    ls.write_dataset(table, ours)
+    lance.write_dataset(table, theirs)
+
+    def stored(uri: str) -> pa.ChunkedArray:
+        (name,) = os.listdir(os.path.join(uri, "data"))
+        path = os.path.join(uri, "data", name)
+        return lance.file.LanceFileReader(path).read_all().to_table().column("j")
+
+    assert stored(ours).equals(stored(theirs))
+    assert lance.dataset(ours).to_table().equals(lance.dataset(theirs).to_table())
+    assert ls.dataset(theirs).to_table().equals(lance.dataset(theirs).to_table())
