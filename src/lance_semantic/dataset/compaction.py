@@ -45,7 +45,7 @@ from ..commit.committer import commit
 from ..errors import NotSupportedYetError, WriteError
 from ..manifest import flags
 from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
-from ..read.convert import Converter, convert_batch
+from ..read.convert import Converter, convert_batch, identity
 from ..read.plan import Retag, merge_parts, plan_data_file, retag_array
 from ..read.scan import deleted_rows
 from ..schema.arrow import physical_field
@@ -199,7 +199,7 @@ def _task_batches(
                 arr = arrays.get(column.field.id)
                 if arr is None:
                     columns.append(pa.nulls(rows, target))
-                    converters.append(_identity)
+                    converters.append(identity)
                     continue
                 arr = _physical(arr) if layout.flagged else arr
                 known = cache.get(i)
@@ -215,10 +215,6 @@ def _task_batches(
                 if layout.flagged:
                     check_invariant(batch.columns, schema, [c.field for c in layout.columns])
                 yield batch
-
-
-def _identity(arr: pa.Array) -> pa.Array:
-    return arr
 
 
 class _Rows:

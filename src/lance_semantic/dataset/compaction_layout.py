@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..read import convert
-from ..read.convert import Converter, DoesNotFit
+from ..read.convert import Converter, DoesNotFit, identity
 from ..schema.field import Field
 from ..write.boundary import declared_field
 
@@ -204,10 +204,6 @@ def merge_column(field: Field, sources: Sequence[pa.Field]) -> MergedColumn | No
 # batch; a single value always fits (it came from a 32-bit source).
 
 
-def _identity(arr: pa.Array) -> pa.Array:
-    return arr
-
-
 def _check_fits(path: str, lengths: pa.Array, target: pa.DataType) -> None:
     if target in (pa.string(), pa.binary()) and len(lengths):
         total = pc.sum(lengths).as_py() or 0
@@ -336,7 +332,7 @@ def converter(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
     ]
     """
     if source == target:
-        return _identity
+        return identity
     if pa.types.is_dictionary(source):
         if pa.types.is_dictionary(target):
             return _recode(path, source, target)

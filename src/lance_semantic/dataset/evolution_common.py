@@ -27,8 +27,9 @@ from ..schema.field import Field, TableSchema
 from ..storage.datafile import DataFileWriter
 from ..storage.object_store import ObjectStore
 from ..storage.paths import DATA_DIR, new_data_file_name
-from ..write.boundary import OFFSET_LIMIT, bind_input, legacy_physical, to_physical
-from ..write.fragments import parse_storage_version
+from ..types.layouts import OFFSET_LIMIT
+from ..write.boundary import bind_input, legacy_physical, to_physical
+from ..write.fragments import parse_storage_version, unsliced_array
 
 __all__ = [
     "ColumnNotFoundError",
@@ -72,11 +73,6 @@ class ColumnSource:
     transform: Transform
 
 
-def _unsliced(arr: pa.Array) -> pa.Array:
-    # pylance 14's encoder panics on sliced struct arrays (see write/fragments.py)
-    return pa.concat_arrays([arr]) if arr.offset else arr
-
-
 def _takeable(arr: pa.Array) -> pa.Array:
     """``arr`` in a layout Arrow's take kernel handles: a view becomes the non-view layout
     that holds its values (32-bit offsets when they fit)."""
@@ -104,7 +100,7 @@ class _Scatter:
         n, k = end - start, result.num_rows
         if k and self.filler is None:
             self.filler = pa.RecordBatch.from_arrays(
-                [_takeable(_unsliced(c.slice(0, 1))) for c in result.columns],
+                [_takeable(unsliced_array(c.slice(0, 1))) for c in result.columns],
                 names=result.schema.names,
             )
         if k == n:
@@ -153,7 +149,9 @@ class _Physical:
             assert self._legacy_schema is not None
             out = next(iter(legacy_physical([batch], self._fields, self._legacy_schema)))
         if any(c.offset for c in out.columns):
-            out = pa.RecordBatch.from_arrays([_unsliced(c) for c in out.columns], schema=out.schema)
+            out = pa.RecordBatch.from_arrays(
+                [unsliced_array(c) for c in out.columns], schema=out.schema
+            )
         return out
 
 

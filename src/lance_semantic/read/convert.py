@@ -20,11 +20,19 @@ import pyarrow.compute as pc
 
 from ..codecs.json import decode_jsonb
 from ..errors import OutputEncodingOverflowError
+from ..types import layouts
 
-__all__ = ["OFFSET_LIMIT", "Converter", "resolve_converter", "convert_batch", "DoesNotFit"]
+__all__ = [
+    "OFFSET_LIMIT",
+    "Converter",
+    "identity",
+    "resolve_converter",
+    "convert_batch",
+    "DoesNotFit",
+]
 
-#: the most value bytes (and list items) a 32-bit-offset array holds; tests may lower it
-OFFSET_LIMIT = 2**31 - 1
+#: the read side's 32-bit offset limit (``types.layouts.OFFSET_LIMIT``); tests may lower it
+OFFSET_LIMIT = layouts.OFFSET_LIMIT
 
 Converter = Callable[[pa.Array], pa.Array]
 
@@ -201,7 +209,8 @@ def _to_map(path: str, source: pa.MapType, target: pa.MapType) -> Converter:
     return convert
 
 
-def _identity(arr: pa.Array) -> pa.Array:
+def identity(arr: pa.Array) -> pa.Array:
+    """The converter between equal layouts."""
     return arr
 
 
@@ -229,7 +238,7 @@ def _to_json_text(path: str, target: pa.BaseExtensionType) -> Converter:
 @lru_cache(maxsize=1024)
 def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
     if source == target:
-        return _identity
+        return identity
     if isinstance(target, pa.BaseExtensionType) and target.extension_name == "arrow.json":
         return _to_json_text(path, target)
     if pa.types.is_struct(source) and pa.types.is_struct(target):

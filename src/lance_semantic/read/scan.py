@@ -19,7 +19,7 @@ from ..schema.field import Field, TableSchema
 from ..storage.datafile import DataFileReader
 from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
-from .convert import Converter, convert_batch, resolve_converter
+from .convert import Converter, convert_batch, identity, resolve_converter
 from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
 __all__ = ["FragmentReader", "ROW_OFFSET", "deleted_rows", "empty_rows"]
@@ -118,7 +118,7 @@ class FragmentReader:
         schema = self.out_schema
         if start is not None:  # carry each row's physical offset through filters and splits
             offsets = pa.array(np.arange(start, start + raw.num_rows, dtype=np.uint64))
-            raw = _Raw([*raw.arrays, offsets], [*raw.converters, _identity], raw.num_rows)
+            raw = _Raw([*raw.arrays, offsets], [*raw.converters, identity], raw.num_rows)
             schema = schema.append(pa.field(ROW_OFFSET, pa.uint64(), nullable=False))
         if not raw.arrays:
             yield empty_rows(raw.num_rows if keep is None else int(keep.sum()))
@@ -200,10 +200,6 @@ class FragmentReader:
 
 #: name of the physical row offset column ``batches(with_offsets=True)`` appends
 ROW_OFFSET = "_rowoffset"
-
-
-def _identity(arr: pa.Array) -> pa.Array:
-    return arr
 
 
 @dataclass(slots=True)

@@ -53,7 +53,11 @@ from lance_semantic.types.semantic import (
     StructType,
 )
 
+#: the most value bytes (and list items) an Arrow array with 32-bit offsets can hold
+OFFSET_LIMIT = 2**31 - 1
+
 __all__ = [
+    "OFFSET_LIMIT",
     "DICTIONARY_KEYS",
     "OUTPUT_ENCODING_NAMES",
     "accepts_input",

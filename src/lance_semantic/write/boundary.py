@@ -22,7 +22,7 @@ import pyarrow as pa
 from ..errors import InvariantViolationError, SchemaMismatchError, UnsupportedInputTypeError
 from ..schema.field import Field
 from ..schema.semantic import semantic_type_of, strip_output_metadata
-from ..types.layouts import accepts_input, layout_name
+from ..types.layouts import OFFSET_LIMIT, accepts_input, layout_name
 from ..types.semantic import MAP, STRUCT, Decimal
 from .json_values import JSONB_TYPE, encode_json_values, has_json
 
@@ -35,8 +35,6 @@ __all__ = [
     "OFFSET_LIMIT",
 ]
 
-#: the largest byte length a 32-bit-offset (utf8 / binary) array can hold
-OFFSET_LIMIT = 2**31 - 1
 
 _EXT_NAME = "ARROW:extension:name"
 _EXT_META = "ARROW:extension:metadata"

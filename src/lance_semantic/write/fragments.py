@@ -18,7 +18,7 @@ from ..storage.datafile import DataFileWriter
 from ..storage.object_store import ObjectStore
 from ..storage.paths import new_data_file_name
 
-__all__ = ["coerce_reader", "write_fragments", "parse_storage_version"]
+__all__ = ["coerce_reader", "write_fragments", "parse_storage_version", "unsliced_array"]
 
 
 def parse_storage_version(version: str) -> tuple[int, int]:
@@ -68,13 +68,17 @@ def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa
     yield from rest
 
 
+def unsliced_array(arr: pa.Array) -> pa.Array:
+    """``arr`` starting at offset 0: pylance 14's encoder panics on sliced struct arrays
+    ("assertion failed: end <= self.len()"), so slices are copied."""
+    return pa.concat_arrays([arr]) if arr.offset else arr
+
+
 def _unsliced(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """``batch`` with every column starting at offset 0: pylance 14's encoder panics on
-    sliced struct arrays ("assertion failed: end <= self.len()"), so slices are copied."""
     if not any(c.offset for c in batch.columns):
         return batch
     return pa.RecordBatch.from_arrays(
-        [pa.concat_arrays([c]) if c.offset else c for c in batch.columns], schema=batch.schema
+        [unsliced_array(c) for c in batch.columns], schema=batch.schema
     )
 
 
