@@ -11,8 +11,8 @@ in :mod:`lance_semantic.schema.leaves` and the data-file column mapping
 
 JSON columns (``arrow.json`` / ``lance.json``) are stored as logical ``json`` under the
 ``lance.json`` extension keys and read back as ``arrow.json`` text (facts §9); blob columns
-(``lance-encoding:blob``, ``lance.blob.v2``) are refused with
-:class:`~lance_semantic.errors.NotSupportedYetError` for now.
+(``lance-encoding:blob``, ``lance.blob.v2``) keep pylance's field tree and read back as
+pylance's descriptors (see :mod:`lance_semantic.schema.blob`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,14 @@ from types import MappingProxyType
 import pyarrow as pa
 import pyarrow.types as pat
 
-from lance_semantic.errors import NotSupportedYetError
+from lance_semantic.errors import UnsupportedTypeError
+from lance_semantic.schema.blob import (
+    BLOB_V2_EXTENSION,
+    blob_write_field,
+    check_blob_v2_storage,
+    descriptor_field,
+    is_blob,
+)
 from lance_semantic.schema.datafile import data_file_field_ids
 from lance_semantic.schema.field import EMPTY_METADATA, Field, TableSchema
 from lance_semantic.schema.leaves import (
@@ -112,10 +119,10 @@ def _plain_field(field: Field) -> pa.Field:
         return pa.field(
             field.name, pa.json_(pa.string()), field.nullable, metadata=_json_metadata(field)
         )
+    if is_blob(field):  # reads return pylance's descriptors, never the bytes
+        return descriptor_field(field)
     ext = _extension_name(field)
     check_extension_name(ext, field.path)
-    if BLOB_METADATA_KEY in field.metadata:
-        raise NotSupportedYetError("blob columns")
     metadata: dict[str, bytes] = dict(field.metadata)
     if ext is not None:
         metadata.setdefault(EXTENSION_NAME_KEY, ext.encode())
@@ -133,7 +140,11 @@ def _json_metadata(field: Field) -> dict[str, bytes] | None:
 
 def physical_field(field: Field) -> pa.Field:
     """The Arrow field a data file stores for ``field`` under the legacy rules: its one Arrow
-    type, with JSON as ``large_binary`` JSONB carrying the ``lance.json`` extension keys."""
+    type, with JSON as ``large_binary`` JSONB carrying the ``lance.json`` extension keys and
+    blob columns in their write layout (v1 ``large_binary``; v2 the logical struct, which the
+    fragment writer turns into pylance's prepared layout per data file)."""
+    if is_blob(field):
+        return blob_write_field(field)
     if field.logical_type == "json":
         md = dict(field.metadata)
         md[EXTENSION_NAME_KEY] = b"lance.json"
@@ -300,9 +311,8 @@ def field_from_arrow(
     Raises
     ------
     UnsupportedTypeError
-        For types pylance 14 rejects and for metadata that is not UTF-8.
-    NotSupportedYetError
-        For blob columns.
+        For types pylance 14 rejects, for metadata that is not UTF-8 and for blob columns
+        in a layout the Blob specification does not define.
     """
     path = _join(parent_path, arrow_field.name)
     raw: dict[bytes, bytes] = dict(arrow_field.metadata or {})
@@ -315,8 +325,12 @@ def field_from_arrow(
     ext_raw = metadata.get(EXTENSION_NAME_KEY)
     extension_name = ext_raw.decode() if ext_raw is not None else None
     check_extension_name(extension_name, path)
-    if BLOB_METADATA_KEY in metadata:  # pylance treats the key as a blob marker whatever its value
-        raise NotSupportedYetError("blob columns")
+    if extension_name == BLOB_V2_EXTENSION:
+        check_blob_v2_storage(dt, path)
+        metadata.setdefault(EXTENSION_METADATA_KEY, b"")
+    elif BLOB_METADATA_KEY in metadata and dt != pa.large_binary():
+        # pylance treats the key as a blob marker whatever its value
+        raise UnsupportedTypeError(path, str(dt), "blob v1 columns must be large_binary")
     if extension_name in JSON_EXTENSIONS:  # stored as JSONB under lance.json (facts §9)
         logical = json_logical_type(dt, extension_name, path)
         metadata[EXTENSION_NAME_KEY] = b"lance.json"
@@ -414,8 +428,6 @@ def schema_from_arrow(schema: pa.Schema, *, first_id: int = 0) -> TableSchema:
     UnsupportedTypeError
         For unsupported types, duplicate or dotted top-level names, invalid primary-key
         declarations and non-UTF-8 metadata.
-    NotSupportedYetError
-        For blob columns.
 
     Examples
     --------

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from lance_semantic.errors import UnsupportedTypeError
+from lance_semantic.schema.blob import BLOB_V2_EXTENSION, is_blob_v2
 from lance_semantic.schema.field import Field
 
 __all__ = [
@@ -25,14 +26,6 @@ __all__ = [
     "check_storage_version_support",
 ]
 
-BLOB_V2_EXTENSION = "lance.blob.v2"
-
-
-def _is_blob_v2(field: Field) -> bool:
-    return field.extension_name == BLOB_V2_EXTENSION or (
-        field.metadata.get("ARROW:extension:name") == BLOB_V2_EXTENSION.encode()
-    )
-
 
 def _is_fsl_of_struct(field: Field) -> bool:
     return field.logical_type.startswith("fixed_size_list:struct:")
@@ -41,7 +34,7 @@ def _is_fsl_of_struct(field: Field) -> bool:
 def leaf_fields(fields: Sequence[Field]) -> Iterator[Field]:
     """The fields stored as columns of a 2.1+ data file, in pre-order (see module doc)."""
     for f in fields:
-        if _is_blob_v2(f) or not f.children:
+        if is_blob_v2(f) or not f.children:
             yield f
         else:
             yield from leaf_fields(f.children)
@@ -104,6 +97,6 @@ def _unsupported_at(field: Field, version: tuple[int, int]) -> str:
         return f"maps need data storage version 2.2 or later, not {label}"
     if _is_fsl_of_struct(field) and (version[0] == 0 or version == (2, 1)):
         return f"fixed_size_list<struct> is not supported by data storage version {label}"
-    if _is_blob_v2(field) and version < (2, 2):
+    if is_blob_v2(field) and version < (2, 2):
         return f"blob v2 columns need data storage version 2.2 or later, not {label}"
     return ""

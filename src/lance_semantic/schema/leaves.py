@@ -5,7 +5,7 @@ exactly one Arrow type. This module maps types both ways for the cases that need
 fields (everything but struct, list, map and fixed_size_list<struct>, whose children
 :mod:`lance_semantic.schema.arrow` handles), and knows the ``Field.encoding`` pylance 14
 writes for each. JSON (``arrow.json`` text or ``lance.json`` JSONB) is the logical type
-``json``; blob types are refused with :class:`~lance_semantic.errors.NotSupportedYetError`.
+``json``; blob columns keep pylance's strings (see :mod:`lance_semantic.schema.blob`).
 """
 
 from __future__ import annotations
@@ -137,9 +137,9 @@ def json_logical_type(storage: pa.DataType, extension_name: str, path: str) -> s
 
 
 def check_extension_name(name: str | None, path: str) -> None:
-    """Refuse the blob extensions (not supported yet)."""
-    if name in BLOB_EXTENSIONS:
-        raise NotSupportedYetError("blob columns")
+    """Refuse extension names this library cannot store (blob v2, ``lance.blob.v2``, is
+    stored as pylance stores it: see :mod:`lance_semantic.schema.blob`)."""
+    return None
 
 
 # ---- Arrow type -> logical_type ----

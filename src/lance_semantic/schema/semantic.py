@@ -21,6 +21,7 @@ from ..types.layouts import (
 )
 from ..types.logical_type import parse_any_logical_type
 from ..types.semantic import BLOB, JSON, SemanticType
+from .blob import is_blob
 from .field import ENCODING, Field, TableSchema, freeze_metadata
 
 __all__ = [
@@ -34,18 +35,11 @@ __all__ = [
 ]
 
 OUTPUT_ENCODING_KEY = "lance-schema:output-encoding"
-_BLOB_V1_KEY = "lance-encoding:blob"
-_EXT_NAME_KEY = "ARROW:extension:name"
-
-
-def _is_blob(field: Field) -> bool:
-    ext = field.extension_name or (field.metadata.get(_EXT_NAME_KEY, b"").decode() or None)
-    return ext == "lance.blob.v2" or _BLOB_V1_KEY in field.metadata
 
 
 def semantic_type_of(field: Field) -> SemanticType:
     """The semantic type a field's ``logical_type`` (and blob markers) name."""
-    if _is_blob(field):
+    if is_blob(field):
         return BLOB
     if field.logical_type == "json":
         return JSON
@@ -54,7 +48,7 @@ def semantic_type_of(field: Field) -> SemanticType:
 
 def implied_output_encoding(field: Field) -> str | None:
     """The output encoding a legacy alias implies (``large_string`` -> ``large_utf8``)."""
-    if _is_blob(field) or field.logical_type == "json":
+    if is_blob(field) or field.logical_type == "json":
         return None
     return parse_any_logical_type(field.logical_type)[1]
 
@@ -80,6 +74,8 @@ def is_representation_only(st: SemanticType) -> bool:
 
 
 def _canonical_field(field: Field, arrow_field: pa.Field) -> Field:
+    if is_blob(field):  # the Blob specification governs its representation
+        return field
     st, _implied = parse_any_logical_type(field.logical_type)
     children_arrow = _arrow_children(arrow_field.type)
     children = tuple(

@@ -28,7 +28,6 @@ import pyarrow.types as pat
 
 from lance_semantic.errors import (
     InvalidOutputEncodingError,
-    NotSupportedYetError,
     UnsupportedInputTypeError,
 )
 from lance_semantic.types.arrow_names import (
@@ -37,6 +36,7 @@ from lance_semantic.types.arrow_names import (
     fsl_element_name,
     layout_name,
 )
+from lance_semantic.types.blob_layouts import BLOB_V2_EXTENSION, is_logical_v2_type
 from lance_semantic.types.semantic import (
     MAX_DECIMAL128_PRECISION,
     MAX_DECIMAL_PRECISION,
@@ -185,9 +185,6 @@ def _unwrap(dt: pa.DataType, extension_name: str | None) -> tuple[str | None, pa
     return extension_name, dt
 
 
-_BLOB_FEATURE = "blob columns (layouts are governed by the Blob specification)"
-
-
 def _accepts_storage(t: SemanticType, dt: pa.DataType) -> bool:
     match t:
         case String() | Binary():
@@ -219,7 +216,7 @@ def _accepts_storage(t: SemanticType, dt: pa.DataType) -> bool:
         case Json():
             return False  # handled by accepts_input: the extension decides
         case Blob():
-            raise NotSupportedYetError(_BLOB_FEATURE)
+            return False  # handled by accepts_input: the extension decides
         case _:
             assert_never(t)
 
@@ -248,10 +245,6 @@ def accepts_input(t: SemanticType, dt: pa.DataType, *, extension_name: str | Non
         over utf8 / large_utf8 / utf8_view, lance.json over large_binary; unchanged types:
         their one Arrow type.
 
-    Raises
-    ------
-    NotSupportedYetError
-        For blob.
 
     Examples
     --------
@@ -268,8 +261,10 @@ def accepts_input(t: SemanticType, dt: pa.DataType, *, extension_name: str | Non
     extension, storage = _unwrap(dt, extension_name)
     if isinstance(t, Json):
         return storage in _JSON_INPUTS.get(extension or "", frozenset())
-    if isinstance(t, Blob):
-        raise NotSupportedYetError(_BLOB_FEATURE)
+    if isinstance(t, Blob):  # v1 bytes, or the lance.blob.v2 logical struct
+        if extension == BLOB_V2_EXTENSION:
+            return is_logical_v2_type(storage)
+        return extension is None and storage == pa.large_binary()
     if extension in _CORE_EXTENSIONS:
         return False
     return _accepts_storage(t, storage)
@@ -311,8 +306,6 @@ def physical_layout_of(
     ------
     UnsupportedInputTypeError
         If ``dt`` is not an accepted input for ``t``.
-    NotSupportedYetError
-        For blob.
 
     Examples
     --------
@@ -569,8 +562,6 @@ def encoding_of_layout(
     ------
     UnsupportedInputTypeError
         If ``dt`` is not an accepted input for ``t``.
-    NotSupportedYetError
-        For blob.
 
     Examples
     --------

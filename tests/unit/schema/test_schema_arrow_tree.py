@@ -7,7 +7,7 @@ import itertools
 import pyarrow as pa
 import pytest
 
-from lance_semantic.errors import NotSupportedYetError, UnsupportedTypeError
+from lance_semantic.errors import UnsupportedTypeError
 from lance_semantic.schema.arrow import (
     arrow_type_of,
     assign_new_ids,
@@ -205,45 +205,65 @@ def test_extension_name_alone_is_enough_to_read_back() -> None:
     assert arrow_type_of(f) == pa.uuid()
 
 
-@pytest.mark.parametrize(
-    "field, feature",
-    [
-        (
-            pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"}),
-            "blob columns",
-        ),
-        (
-            pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "false"}),
-            "blob columns",
-        ),
-        (
-            pa.field(
-                "b",
-                S([("data", pa.large_binary())]),
-                metadata={"ARROW:extension:name": "lance.blob.v2"},
-            ),
-            "blob columns",
-        ),
-    ],
-    ids=lambda x: str(x),
-)
-def test_blob_columns_are_not_supported_yet(field: pa.Field, feature: str) -> None:
-    with pytest.raises(NotSupportedYetError) as info:
-        schema_from_arrow(pa.schema([field]))
-    assert info.value.feature == feature
+def test_blob_v2_field_tree_matches_pylance() -> None:
+    """facts §10: logical struct, encoding NONE, both extension keys, the logical children."""
+    from lance.blob import blob_field
+
+    f = schema_from_arrow(pa.schema([blob_field("b")])).fields[0]
+    assert (f.logical_type, f.encoding, f.extension_name) == ("struct", 0, "lance.blob.v2")
+    assert dict(f.metadata) == {
+        "ARROW:extension:name": b"lance.blob.v2",
+        "ARROW:extension:metadata": b"",
+    }
+    assert [(c.name, c.id, c.logical_type) for c in f.children] == [
+        ("data", 1, "large_binary"),
+        ("uri", 2, "string"),
+        ("position", 3, "uint64"),
+        ("size", 4, "uint64"),
+    ]
+
+
+def test_blob_v1_field_keeps_large_binary_and_its_marker() -> None:
+    field = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    f = schema_from_arrow(pa.schema([field])).fields[0]
+    assert (f.logical_type, dict(f.metadata)) == ("large_binary", {"lance-encoding:blob": b"true"})
 
 
 @pytest.mark.parametrize(
     "field",
     [
-        Field("b", 0, -1, "struct", extension_name="lance.blob.v2", path="b"),
-        Field("b", 0, -1, "large_binary", metadata={"lance-encoding:blob": b"true"}, path="b"),
+        pa.field("b", pa.binary(), metadata={"lance-encoding:blob": "true"}),
+        pa.field(
+            "b",
+            S([("data", pa.large_binary())]),
+            metadata={"ARROW:extension:name": "lance.blob.v2"},
+        ),
     ],
-    ids=lambda f: f.logical_type,
+    ids=str,
 )
-def test_blob_fields_cannot_be_read_back_yet(field: Field) -> None:
-    with pytest.raises(NotSupportedYetError):
-        field_to_arrow(field)
+def test_blob_columns_in_undefined_layouts_are_refused(field: pa.Field) -> None:
+    with pytest.raises(UnsupportedTypeError, match="blob"):
+        schema_from_arrow(pa.schema([field]))
+
+
+@pytest.mark.parametrize(
+    ("field", "names"),
+    [
+        (
+            Field("b", 0, -1, "struct", extension_name="lance.blob.v2", path="b"),
+            ["kind", "position", "size", "blob_id", "blob_uri"],
+        ),
+        (
+            Field("b", 0, -1, "large_binary", metadata={"lance-encoding:blob": b"true"}, path="b"),
+            ["position", "size"],
+        ),
+    ],
+    ids=["v2", "v1"],
+)
+def test_blob_fields_read_back_as_pylance_descriptors(field: Field, names: list[str]) -> None:
+    out = field_to_arrow(field)
+    assert [c.name for c in out.type] == names
+    assert out.metadata[b"lance-encoding:blob"] == b"true"
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ import pytest
 
 from lance_semantic.errors import (
     InvalidOutputEncodingError,
-    NotSupportedYetError,
     UnsupportedInputTypeError,
 )
 from lance_semantic.types.arrow_names import INTEGER_TYPES, arrow_type_of_primitive
@@ -335,15 +334,15 @@ def test_extension_inputs_are_judged_by_their_storage() -> None:
     assert not accepts_input(STRUCT, pa.struct([]), extension_name="lance.blob.v2")
 
 
-def test_blob_is_only_classified() -> None:
-    for call in (
-        lambda: accepts_input(BLOB, pa.large_binary()),
-        lambda: physical_layout_of(BLOB, pa.large_binary()),
-        lambda: is_physical_layout(BLOB, pa.large_binary()),
-        lambda: encoding_of_layout(BLOB, pa.large_binary()),
-    ):
-        with pytest.raises(NotSupportedYetError):
-            call()
+def test_blob_accepts_the_blob_specification_layouts_and_has_no_output_encodings() -> None:
+    v2 = pa.struct([("data", pa.large_binary()), ("uri", pa.string())])
+    assert accepts_input(BLOB, pa.large_binary())
+    assert accepts_input(BLOB, v2, extension_name="lance.blob.v2")
+    assert not accepts_input(BLOB, v2)  # the struct means blob only under the extension
+    assert not accepts_input(BLOB, pa.binary())
+    assert not accepts_input(
+        BLOB, pa.struct([("data", pa.binary())]), extension_name="lance.blob.v2"
+    )
     assert output_encodings(BLOB) == ()
     assert default_output_encoding(BLOB) is None
     with pytest.raises(InvalidOutputEncodingError):
