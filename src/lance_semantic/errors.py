@@ -19,6 +19,7 @@ __all__ = [
     "CorruptManifestError",
     "UnsupportedFeatureError",
     "UnsupportedTypeError",
+    "ReservedExtensionNameError",
     "SchemaMismatchError",
     "UnsupportedInputTypeError",
     "InvalidJsonError",
@@ -166,6 +167,21 @@ class UnsupportedTypeError(SchemaError, TypeError):
         self.type_name = type_name
         msg = f"field '{field_path}': type {type_name} is not supported"
         super().__init__(msg + (f": {reason}" if reason else ""))
+
+
+class ReservedExtensionNameError(UnsupportedTypeError):
+    """Raised when a write would introduce an extension name under Lance's reserved
+    ``lance.`` prefix that Lance does not define (spec "Extension Semantic Types: Reserved
+    prefix"). Raised before any data file is written."""
+
+    def __init__(self, field_path: str, extension_name: str) -> None:
+        self.extension_name = extension_name
+        super().__init__(
+            field_path,
+            f"extension {extension_name}",
+            "extension names starting with 'lance.' are reserved for Lance and this is not "
+            "one Lance defines; use a project prefix such as 'lancedb.' or a reverse-DNS name",
+        )
 
 
 class SchemaMismatchError(SchemaError, ValueError):

@@ -33,6 +33,7 @@ from ..manifest.model import DataFile, Fragment, Merge, Project, preserves_nulla
 from ..read.output import output_field
 from ..schema.arrow import field_from_arrow, field_to_arrow
 from ..schema.datafile import check_storage_version_support
+from ..schema.extensions import check_reserved_names, extension_names
 from ..schema.field import Field, TableSchema, freeze_metadata
 from ..schema.semantic import OUTPUT_ENCODING_KEY, canonicalize_created, semantic_type_of
 from ..write.fragments import parse_storage_version
@@ -324,6 +325,10 @@ class _Alteration:
         if self.flagged:  # the old layout's output encoding goes; the new layout decides
             metadata.pop(OUTPUT_ENCODING_KEY, None)
         arrow = pa.field(dest.name, data_type, dest.nullable, metadata=metadata or None)
+        check_reserved_names(
+            [field_from_arrow(arrow, ids=itertools.count(), parent_id=src.parent_id)],
+            allowed={n for f in src.walk() for n in extension_names(f)},
+        )
         if self.flagged and src.id not in self.casts:
             probe = field_from_arrow(arrow, ids=itertools.count(), parent_id=src.parent_id)
             probe = canonicalize_created(TableSchema((probe,)), pa.schema([arrow])).fields[0]

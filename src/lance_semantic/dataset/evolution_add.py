@@ -25,6 +25,7 @@ from ..errors import NotSupportedYetError
 from ..manifest.model import Merge, preserves_nullability
 from ..schema.arrow import assign_new_ids
 from ..schema.datafile import check_storage_version_support
+from ..schema.extensions import check_reserved_names
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import canonicalize_created
 from ..write.fragments import coerce_reader, parse_storage_version
@@ -55,6 +56,7 @@ def _new_fields(ds: Dataset, arrow_schema: pa.Schema) -> tuple[Field, ...]:
         if af.name in existing:
             raise SchemaEvolutionError(af.name, "a column with this name already exists")
     fields = assign_new_ids(arrow_schema, next_field_id(manifest))
+    check_reserved_names(fields)
     check_storage_version_support(fields, parse_storage_version(manifest.data_storage_version))
     if ds.semantic_types:
         fields = canonicalize_created(TableSchema(fields), arrow_schema).fields

@@ -14,6 +14,7 @@ from ..manifest.model import Append, Fragment, Manifest, Overwrite
 from ..schema.arrow import physical_field, schema_from_arrow
 from ..schema.compatibility import match_input_fields
 from ..schema.datafile import check_storage_version_support
+from ..schema.extensions import check_reserved_names, extension_names
 from ..schema.field import TableSchema
 from ..schema.semantic import canonicalize_created
 from ..storage.datafile import WRITABLE_VERSIONS
@@ -105,6 +106,9 @@ def write_dataset(
             wants = False
         flagged = was_flagged or (semantic_types if semantic_types is not None else wants)
         legacy = schema_from_arrow(reader.schema)
+        # an overwrite may keep names its table already records (spec "Reserved prefix")
+        kept = {n for f in base.schema for n in extension_names(f)} if base is not None else ()
+        check_reserved_names(legacy.fields, allowed=kept)
         check_storage_version_support(legacy.fields, parse_storage_version(version))
         table = canonicalize_created(legacy, reader.schema) if flagged else legacy
 

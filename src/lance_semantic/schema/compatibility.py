@@ -7,7 +7,9 @@ pylance 14.0.2, measured by experiment:
 * types are compared as Lance stores them, so ``string_view`` appends to ``string``, an
   ordered dictionary to an unordered one, and the item name/nullability of a
   fixed-size list of primitives is irrelevant; ``large_string`` vs ``string``, dictionary
-  key widths, timezones (``UTC`` vs ``+00:00``) and extension names/metadata must match;
+  key widths, timezones (``UTC`` vs ``+00:00``) and extension names/metadata must match
+  (an input introducing an unknown ``lance.`` extension raises
+  :class:`~lance_semantic.errors.ReservedExtensionNameError`, spec "Reserved prefix");
 * columns and struct members may come in any order (the data file keeps input order);
 * child names must match (``list<element>`` does not append to ``list<item>``; map
   key/value names included);
@@ -25,12 +27,17 @@ from dataclasses import replace
 
 import pyarrow as pa
 
-from lance_semantic.errors import LanceSemanticError, SchemaMismatchError
+from lance_semantic.errors import (
+    LanceSemanticError,
+    ReservedExtensionNameError,
+    SchemaMismatchError,
+)
 from lance_semantic.schema.arrow import (
     EXTENSION_METADATA_KEY,
     field_to_arrow,
     schema_from_arrow,
 )
+from lance_semantic.schema.extensions import is_reserved_name
 from lance_semantic.schema.field import Field, TableSchema
 
 __all__ = ["ABSENT", "check_appendable_legacy", "match_input_fields"]
@@ -56,6 +63,9 @@ def _compare(table_field: Field, input_field: Field) -> None:
             table_field.path, _type_text(table_field), _type_text(input_field)
         )
     if _extension(table_field) != _extension(input_field):
+        name = input_field.extension_name
+        if name is not None and name != table_field.extension_name and is_reserved_name(name):
+            raise ReservedExtensionNameError(input_field.path, name)
         raise SchemaMismatchError(
             table_field.path,
             _type_text(table_field),

@@ -20,6 +20,7 @@ from dataclasses import replace
 import pyarrow as pa
 
 from ..errors import InvariantViolationError, SchemaMismatchError, UnsupportedInputTypeError
+from ..schema.extensions import check_append_extensions, input_arrow_extension
 from ..schema.field import Field
 from ..schema.semantic import semantic_type_of, strip_output_metadata
 from ..types.layouts import OFFSET_LIMIT, accepts_input, layout_name
@@ -64,13 +65,11 @@ def _bind(tf: Field, af: pa.Field, path: str) -> Field:
         ext = md.get(_EXT_NAME.encode(), b"").decode() or None
         if not accepts_input(semantic_type_of(tf), dt, extension_name=ext):
             raise UnsupportedInputTypeError(path, "json", layout_name(dt))
+        check_append_extensions(tf, af, path, arrow_slot=False)
         return tf
-    if isinstance(dt, pa.ExtensionType):
-        table_ext = _table_extension(tf)
-        if table_ext is not None and dt.extension_name != table_ext:
-            raise SchemaMismatchError(
-                path, f"{tf.logical_type} ({table_ext})", f"extension {dt.extension_name}"
-            )
+    # the table's extension, or none (plain storage values); never another one
+    check_append_extensions(tf, af, path)
+    if isinstance(dt, pa.BaseExtensionType):
         dt = dt.storage_type
     st = semantic_type_of(tf)
     if not accepts_input(st, dt):
@@ -174,6 +173,43 @@ def _devew(dt: pa.DataType, large: bool) -> pa.DataType:
     return dt
 
 
+def _has_extension_type(dt: pa.DataType) -> bool:
+    if isinstance(dt, pa.BaseExtensionType):
+        return True
+    return any(_has_extension_type(c.type) for c in _children(dt))
+
+
+def _storage_field(f: pa.Field) -> pa.Field:
+    dt = f.type
+    if not isinstance(dt, pa.BaseExtensionType):
+        return f.with_type(_storage_only(dt))
+    ext = input_arrow_extension(f)
+    assert ext is not None  # f's type is an extension type
+    md = dict(f.metadata or {})
+    md[_EXT_NAME.encode()] = ext.name.encode()
+    md[_EXT_META.encode()] = ext.metadata
+    return pa.field(f.name, _storage_only(dt.storage_type), f.nullable, metadata=md)
+
+
+def _storage_only(dt: pa.DataType) -> pa.DataType:
+    """``dt`` with every nested extension type as its storage plus ``ARROW:extension:*``
+    field metadata (the form a data file records)."""
+    if not _has_extension_type(dt) or isinstance(dt, pa.BaseExtensionType):
+        return dt
+    kids = [_storage_field(c) for c in _children(dt)]
+    if pa.types.is_struct(dt):
+        return pa.struct(kids)
+    if pa.types.is_list(dt):
+        return pa.list_(kids[0])
+    if pa.types.is_large_list(dt):
+        return pa.large_list(kids[0])
+    if pa.types.is_fixed_size_list(dt):
+        return pa.list_(kids[0], dt.list_size)
+    if pa.types.is_map(dt):
+        return pa.map_(kids[0], kids[1], dt.keys_sorted)
+    return dt
+
+
 def _file_metadata(tf: Field) -> dict[str, bytes] | None:
     md = strip_output_metadata(tf.metadata)
     ext = _table_extension(tf)
@@ -199,16 +235,16 @@ def _declared_type(tf: Field, dt: pa.DataType, large: bool) -> pa.DataType:
         return JSONB_TYPE
     if isinstance(dt, pa.BaseExtensionType):
         dt = dt.storage_type
-    if not has_json(tf):
-        return _devew(dt, large)
+    if not tf.children:
+        return _devew(_storage_only(dt), large)
     kids = {c.name: c for c in tf.children}
 
     def child(f: pa.Field, table_child: Field | None) -> pa.Field:
+        # nested fields carry the table field's metadata and extension, like top-level ones
         if table_child is None:
             return f
         inner = _declared_type(table_child, f.type, large)
-        md = _file_metadata(table_child) if table_child.logical_type == "json" else f.metadata
-        return pa.field(f.name, inner, f.nullable, metadata=md)
+        return pa.field(f.name, inner, f.nullable, metadata=_file_metadata(table_child))
 
     if pa.types.is_struct(dt):
         return pa.struct([child(f, kids.get(f.name)) for f in _children(dt)])
@@ -239,6 +275,8 @@ def _convert(arr: pa.Array, tf: Field) -> tuple[pa.Array, bool]:
         arr = encode_json_values(arr, tf)
     if isinstance(arr.type, pa.BaseExtensionType):
         arr = arr.storage
+    if _has_extension_type(arr.type):  # nested extension arrays: storage (+ metadata)
+        arr = arr.cast(_storage_only(arr.type))
     if not _has_view(arr.type):
         return arr, False
     # the array's buffer bytes bound its value bytes from above: when they fit in 32-bit
