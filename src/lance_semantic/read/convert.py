@@ -235,12 +235,33 @@ def _to_json_text(path: str, target: pa.BaseExtensionType) -> Converter:
     return convert
 
 
+def _via_storage(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
+    """Between an extension type and its storage (or another layout of it): extension
+    values are their storage values (spec "Value preservation"), so convert the storage
+    and wrap it in the target's extension type, if it has one."""
+    inner = resolve_converter(
+        source.storage_type if isinstance(source, pa.BaseExtensionType) else source,
+        target.storage_type if isinstance(target, pa.BaseExtensionType) else target,
+        path,
+    )
+
+    def convert(arr: pa.Array) -> pa.Array:
+        values = inner(arr.storage if isinstance(arr, pa.ExtensionArray) else arr)
+        if isinstance(target, pa.BaseExtensionType):
+            return pa.ExtensionArray.from_storage(target, values)
+        return values
+
+    return convert
+
+
 @lru_cache(maxsize=1024)
 def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
     if source == target:
         return identity
     if isinstance(target, pa.BaseExtensionType) and target.extension_name == "arrow.json":
         return _to_json_text(path, target)
+    if isinstance(source, pa.BaseExtensionType) or isinstance(target, pa.BaseExtensionType):
+        return _via_storage(path, source, target)
     if pa.types.is_struct(source) and pa.types.is_struct(target):
         return _to_struct(path, source, target)
     if _is_list(source) and _is_list(target):

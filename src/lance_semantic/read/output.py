@@ -19,7 +19,12 @@ from ..schema.semantic import field_output_encoding, semantic_type_of, strip_out
 from ..types.layouts import output_type_of, validate_output_encoding
 from ..types.semantic import JSON, LIST, MAP, STRUCT
 
-__all__ = ["output_schema", "output_field", "check_override_paths"]
+__all__ = ["output_schema", "output_field", "with_layered_extension", "check_override_paths"]
+
+_ARROW_NAME = b"ARROW:extension:name"
+_ARROW_META = b"ARROW:extension:metadata"
+_LAYERED_NAME = b"lance-schema:extension-name"
+_LAYERED_META = b"lance-schema:extension-metadata"
 
 
 def output_schema(
@@ -49,8 +54,53 @@ def check_override_paths(table: TableSchema, overrides: Mapping[str, str]) -> No
             raise InvalidOutputEncodingError(path, str(encoding), "no such field") from None
 
 
+def with_layered_extension(f: pa.Field) -> pa.Field:
+    """Open decision 2 on output: an extension layered under ``lance-schema:extension-name``
+    / ``-metadata`` is returned under ``ARROW:extension:name`` / ``-metadata`` when the
+    output field has no Arrow extension of its own (json read as ``arrow.json`` or
+    ``lance.json`` has one and keeps the Lance keys as they are). A caller-registered
+    ``pa.ExtensionType`` of that name is then returned as such, as for any extension.
+
+    Examples
+    --------
+    >>> f = pa.field("n", pa.int32(), metadata={"lance-schema:extension-name": "example.n"})
+    >>> with_layered_extension(f).metadata
+    {b'ARROW:extension:name': b'example.n'}
+    >>> j = pa.field("j", pa.json_(), metadata={"lance-schema:extension-name": "example.n"})
+    >>> with_layered_extension(j).metadata
+    {b'lance-schema:extension-name': b'example.n'}
+    """
+    md = f.metadata or {}
+    name = md.get(_LAYERED_NAME)
+    if name is None or isinstance(f.type, pa.BaseExtensionType) or _ARROW_NAME in md:
+        return f
+    mapped = {k: v for k, v in md.items() if k not in (_LAYERED_NAME, _LAYERED_META)}
+    mapped[_ARROW_NAME] = name
+    if _LAYERED_META in md:
+        mapped[_ARROW_META] = md[_LAYERED_META]
+    return _materialized(f.with_metadata(mapped))
+
+
+def _materialized(f: pa.Field) -> pa.Field:
+    """``f`` with a caller-registered extension type in place of storage + metadata (as
+    pyarrow imports it); unchanged when nothing is registered, for Lance's own extensions
+    (their outputs are defined by the contract) and when the registered type refuses this
+    storage layout (an output encoding the type does not take)."""
+    name = (f.metadata or {}).get(_ARROW_NAME)
+    if name is None or isinstance(f.type, pa.BaseExtensionType) or name.startswith(b"lance."):
+        return f
+    try:
+        return pa.ipc.read_schema(pa.py_buffer(pa.schema([f]).serialize())).field(0)
+    except Exception:  # the type's own deserializer refused: storage + metadata, like unknown
+        return f
+
+
 def output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
     """The Arrow field a read returns for ``field`` of a flagged table."""
+    return with_layered_extension(_materialized(_output_field(field, overrides)))
+
+
+def _output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
     st = semantic_type_of(field)
     requested = overrides.get(field.path)
     if requested is not None:
@@ -59,8 +109,12 @@ def output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
     else:
         encoding = field_output_encoding(field)
     metadata = strip_output_metadata(field.metadata) or None
-    if st is JSON and metadata:  # the output type itself names the extension
-        metadata = {k: v for k, v in metadata.items() if not k.startswith("ARROW:extension:")}
+    if st is JSON:  # the output type itself names the extension
+        metadata = {
+            k: v for k, v in (metadata or {}).items() if not k.startswith("ARROW:extension:")
+        }
+        if encoding == "lance.json":  # JSONB: large_binary + lance.json, as stored
+            metadata.update({_ARROW_NAME.decode(): b"lance.json", _ARROW_META.decode(): b""})
         metadata = metadata or None
     if st is STRUCT:
         dt: pa.DataType = pa.struct([output_field(c, overrides) for c in field.children])
