@@ -23,6 +23,7 @@ __all__ = [
     "SchemaMismatchError",
     "UnsupportedInputTypeError",
     "InvalidJsonError",
+    "InvalidBlobError",
     "InvariantViolationError",
     "OutputEncodingOverflowError",
     "InvalidOutputEncodingError",
@@ -225,6 +226,17 @@ class InvalidJsonError(WriteError, ValueError):
         if excerpt:
             msg += f" (near {excerpt!r})"
         super().__init__(msg)
+
+
+class InvalidBlobError(WriteError, ValueError):
+    """Raised when a blob value breaks the Blob specification's rules (neither or both of
+    ``data`` and ``uri``, a half-given range, an external URI outside the table's bases)."""
+
+    def __init__(self, field_path: str, row: int, reason: str) -> None:
+        self.field_path = field_path
+        self.row = row
+        self.reason = reason
+        super().__init__(f"field '{field_path}', row {row}: invalid blob: {reason}")
 
 
 class InvariantViolationError(WriteError):

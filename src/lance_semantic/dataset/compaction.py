@@ -45,14 +45,17 @@ from ..commit.committer import commit
 from ..errors import NotSupportedYetError, WriteError
 from ..manifest import flags
 from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
+from ..read.blob_descriptors import BlobAwareReader
 from ..read.convert import Converter, convert_batch, identity
 from ..read.plan import Retag, merge_parts, plan_data_file, retag_array
 from ..read.scan import deleted_rows
 from ..schema.arrow import physical_field
-from ..schema.field import Field, TableSchema
+from ..schema.blob import is_blob, is_blob_v2, value_field
+from ..schema.field import TableSchema
 from ..storage.datafile import DataFileReader
 from ..storage.object_store import ObjectStore
 from ..storage.paths import DATA_DIR
+from ..types.blob_layouts import V2_LOGICAL_TYPE
 from ..write.boundary import check_invariant
 from ..write.fragments import write_fragments
 from .compaction_layout import MergedColumn, converter, merge_column
@@ -98,18 +101,34 @@ class _Source:
     def __init__(self, store: ObjectStore, table: TableSchema, fragment: Fragment) -> None:
         self.fragment = fragment
         # per data file: reader, {field id: file column}, {field id: retag to table names}
-        self.files: list[tuple[DataFileReader, dict[int, str], dict[int, Retag]]] = []
+        self.files: list[
+            tuple[DataFileReader | BlobAwareReader, dict[int, str], dict[int, Retag]]
+        ] = []
         self.fields: dict[int, pa.Field] = {}
         parts: dict[int, list[pa.DataType]] = {}
         for df in fragment.files:
             if df.file_major_version < 2:
                 raise NotSupportedYetError("compacting legacy (0.1) data files")
-            reader = DataFileReader(store, df.path)
+            reader: DataFileReader | BlobAwareReader = DataFileReader(store, df.path)
             plan = plan_data_file(table, df, reader.schema)
             if not plan.columns:
                 continue
+            # blob v2 columns are read as the values their descriptors stand for (bytes or
+            # URIs) and stored afresh, with new sidecars, as pylance's compaction does
+            blobs = {
+                name: table.field_by_id(fid)
+                for fid, name in plan.columns.items()
+                if is_blob_v2(table.field_by_id(fid))
+            }
+            if blobs:
+                assert isinstance(reader, DataFileReader)
+                reader = BlobAwareReader(store, reader, df, blobs, frozenset(blobs))
             for fid, name in plan.columns.items():
                 retag = plan.retag.get(fid)
+                if name in blobs:
+                    parts.setdefault(fid, []).append(V2_LOGICAL_TYPE)
+                    self.fields.setdefault(fid, value_field(blobs[name]))
+                    continue
                 file_field = reader.schema.field(name)
                 parts.setdefault(fid, []).append(retag.type if retag else file_field.type)
                 self.fields.setdefault(fid, file_field)
@@ -171,12 +190,16 @@ class _Layout:
 def _layout(table: TableSchema, sources: Sequence[_Source], flagged: bool) -> _Layout:
     if not flagged:  # legacy: the table's one Arrow type per field, every column
         physical = pa.schema(
-            [physical_field(f) for f in table.fields], metadata=dict(table.metadata) or None
+            [value_field(f) if is_blob(f) else physical_field(f) for f in table.fields],
+            metadata=dict(table.metadata) or None,
         )
         columns = tuple(MergedColumn(f, physical.field(i)) for i, f in enumerate(table.fields))
         return _Layout(columns, physical, False)
     merged = []
     for f in table.fields:
+        if is_blob(f):  # values, stored afresh (the Blob specification's layouts)
+            merged.append(MergedColumn(f, value_field(f)))
+            continue
         column = merge_column(f, [s.fields[f.id] for s in sources if f.id in s.fields])
         if column is not None:
             merged.append(column)
@@ -262,6 +285,7 @@ def _rewrite(
             version=manifest.data_storage_version,
             max_rows_per_file=n,
             on_file=on_file,
+            allow_external_blobs=True,  # the table's own values, admitted when first written
         )
         if len(written) != 1 or written[0].physical_rows != n:
             # the writer starts a new file when merged dictionaries outgrow an 8/16-bit key
@@ -289,11 +313,6 @@ def _narrow_dictionary(dt: pa.DataType) -> bool:
 # ---- checks and the commit ------------------------------------------------------------------
 
 
-def _is_blob(field: Field) -> bool:
-    ext = field.extension_name or field.metadata.get("ARROW:extension:name", b"").decode()
-    return ext == "lance.blob.v2" or "lance-encoding:blob" in field.metadata
-
-
 def _check_supported(manifest: Manifest) -> None:
     if manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
         raise NotSupportedYetError("compact_files on tables with stable row ids")
@@ -301,8 +320,6 @@ def _check_supported(manifest: Manifest) -> None:
         raise NotSupportedYetError("compact_files on tables with indices (index remapping)")
     if manifest.data_storage_version in ("0.1", "legacy"):
         raise NotSupportedYetError("compacting legacy (0.1) data files")
-    if any(_is_blob(f) for f in manifest.schema):
-        raise NotSupportedYetError("compact_files on tables with blob columns")
 
 
 def _metrics(groups: Sequence[RewriteGroup]) -> CompactionMetrics:

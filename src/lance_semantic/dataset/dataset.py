@@ -23,9 +23,11 @@ from ..read.output import output_schema
 from ..read.scan import FragmentReader
 from ..schema.field import TableSchema
 from ..schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
+from ..storage.blobs import BlobFile
 from ..storage.object_store import ObjectStore, open_store
 from ..types.layouts import validate_output_encoding
 from . import evolution, mutations
+from .blobs import take_blobs
 from .compaction import DatasetOptimizer
 from .fragment import LanceFragment
 from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
@@ -230,6 +232,24 @@ class Dataset:
             bad = int(idx[(idx < 0) | (idx >= total)][0])
             raise ReadError(f"take index {bad} is out of range for {total} rows")
         return take_rows(readers, starts[:-1].tolist(), idx, plan)
+
+    def take_blobs(
+        self,
+        blob_column: str,
+        ids: Sequence[int] | np.ndarray | pa.Array | None = None,
+        addresses: Sequence[int] | np.ndarray | pa.Array | None = None,
+        indices: Sequence[int] | np.ndarray | pa.Array | None = None,
+    ) -> list[BlobFile | None]:
+        """Seekable, read-only file objects over the bytes of ``blob_column`` at ``indices``
+        (offsets among the live rows), row ``ids`` or row ``addresses`` (the same thing
+        without stable row ids), in the order given; None for null values (like pylance)."""
+        return take_blobs(
+            self._store,
+            self._manifest,
+            blob_column,
+            indices=indices,
+            addresses=addresses if addresses is not None else ids,
+        )
 
     def _plan(
         self,

@@ -33,6 +33,7 @@ from ..storage.deletions import write_deleted_rows
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
 from .expressions import MatchCondition, SqlExpression, referenced_columns
+from .scan import blob_values_schema, plan_scan
 from .writing import write_rows
 
 if TYPE_CHECKING:
@@ -90,7 +91,9 @@ def _scan(
     Fragments are read and filtered on a small thread pool (the decoding releases the GIL),
     at most ``_WINDOW`` ahead of the consumer, in fragment order; ``post`` runs there too.
     """
-    plan = ds._plan(columns, where, None)
+    plan = plan_scan(
+        ds.semantic_schema, columns, where, flagged=ds.semantic_types, blob_values=True
+    )
     schema = ds.semantic_schema
 
     def one(frag: Fragment) -> list[pa.RecordBatch]:
@@ -169,7 +172,11 @@ def _predicate_text(predicate: Filter | None) -> str:
 
 
 def _write_new_rows(
-    ds: Dataset, schema: pa.Schema, batches: Iterator[pa.RecordBatch], written: list[str]
+    ds: Dataset,
+    schema: pa.Schema,
+    batches: Iterator[pa.RecordBatch],
+    written: list[str],
+    allow_external_blobs: bool,
 ) -> list[Fragment]:
     return write_rows(
         ds._store,
@@ -180,6 +187,7 @@ def _write_new_rows(
         appending=True,
         version=ds.data_storage_version,
         written=written,
+        allow_external_blobs=allow_external_blobs,
     )
 
 
@@ -189,13 +197,17 @@ def _commit_update(
     new_rows: Iterator[pa.RecordBatch],
     hits: Mapping[int, list[np.ndarray]],
     preserving: Sequence[int],
+    *,
+    rewrite: bool,
 ) -> None:
     """Write ``new_rows`` as new fragments, then mark ``hits`` deleted and commit one
     ``Update`` (pylance's shape for update and merge_insert). ``hits`` is filled while
-    ``new_rows`` is consumed. On failure the new data files are removed."""
+    ``new_rows`` is consumed. On failure the new data files are removed. ``rewrite``: the
+    rows are the table's own (external blob URIs in them were admitted when first written).
+    """
     written: list[str] = []
     try:
-        fragments = _write_new_rows(ds, schema, new_rows, written)
+        fragments = _write_new_rows(ds, schema, new_rows, written, allow_external_blobs=rewrite)
         updated, removed = _apply_deletions(ds, hits)
         op = Update(
             removed_fragment_ids=tuple(removed),
@@ -261,7 +273,7 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
         if name not in table.names:
             raise SchemaMismatchError(name, "<absent>", "update", "no such column")
     exprs = {name: SqlExpression(sql) for name, sql in updates.items()}
-    out = ds.schema
+    out = blob_values_schema(table, ds.schema)  # rows are written back: blob values
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
 
@@ -280,7 +292,7 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
             yield pa.RecordBatch.from_arrays(columns, schema=out)
 
     preserving = [f.id for n in updates for f in table.field(n).walk()]
-    _commit_update(ds, out, new_rows(), hits, preserving)
+    _commit_update(ds, out, new_rows(), hits, preserving, rewrite=True)
     return UpdateResult(count)
 
 
@@ -329,7 +341,7 @@ class MergeInsertBuilder:
 
     def _execute(self, data: pa.Table) -> MergeInsertResult:
         ds = self._ds
-        out = ds.schema
+        out = blob_values_schema(ds.semantic_schema, ds.schema)  # rows written back
         _check_source(ds, data.schema)
         source = _conform_source(data, out, self._on)
         n = source.num_rows
@@ -347,7 +359,9 @@ class MergeInsertBuilder:
             key_cols += [
                 c for c in referenced_columns(self._delete_expr, out.names) if c not in key_cols
             ]
-        full = ds._plan(None, None, None)
+        full = plan_scan(
+            ds.semantic_schema, None, None, flagged=ds.semantic_types, blob_values=True
+        )
         schema = ds.semantic_schema
         source_key = source.column(self._on[0]).combine_chunks()
         needs_target = self._condition is not None or set(source_cols) != set(out.names)
@@ -415,7 +429,7 @@ class MergeInsertBuilder:
                 for b in fresh.to_batches(max_chunksize=_BATCH):
                     yield _fill(b, out)
 
-        _commit_update(ds, out, new_rows(), hits, [f.id for f in ds.semantic_schema])
+        _commit_update(ds, out, new_rows(), hits, [f.id for f in ds.semantic_schema], rewrite=False)
         return MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
 
 

@@ -20,6 +20,7 @@ from ..errors import ReadError
 from ..manifest.model import Fragment
 from ..read.output import check_override_paths, output_schema
 from ..read.scan import FragmentReader, empty_rows
+from ..schema.blob import is_blob, value_field
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
 from .expressions import SqlExpression, referenced_columns
@@ -28,6 +29,7 @@ __all__ = [
     "Predicate",
     "ScanPlan",
     "plan_scan",
+    "blob_values_schema",
     "project",
     "run_scan",
     "take_rows",
@@ -86,7 +88,12 @@ def plan_scan(
     *,
     flagged: bool = False,
     output_encodings: Mapping[str, str] | None = None,
+    blob_values: bool = False,
 ) -> ScanPlan:
+    """What to read for ``columns`` (and ``filter``) and the schema reads return.
+
+    ``blob_values``: blob columns come back as their values (bytes, or the logical blob v2
+    struct) instead of pylance's descriptors -- what rewrites write back."""
     predicate = Predicate(filter, table) if filter is not None else None
     if columns is None:
         columns = table.names
@@ -106,6 +113,8 @@ def plan_scan(
     if output_encodings:
         check_override_paths(table, output_encodings)
     read_schema = output_schema(sub, flagged=flagged, overrides=output_encodings)
+    if blob_values:
+        read_schema = blob_values_schema(sub, read_schema)
     out_fields = []
     for name, parts in outputs:
         f = read_schema.field(parts[0])
@@ -114,6 +123,16 @@ def plan_scan(
         out_fields.append(f.with_name(name))
     out_schema = pa.schema(out_fields, metadata=read_schema.metadata)
     return ScanPlan(sub.fields, read_schema, tuple(outputs), out_schema, predicate)
+
+
+def blob_values_schema(table: TableSchema, schema: pa.Schema) -> pa.Schema:
+    """``schema`` (of ``table``'s top-level fields) with blob fields as their values."""
+    fields = [
+        value_field(f) if is_blob(f) else schema.field(f.name)
+        for f in table.fields
+        if f.name in schema.names
+    ]
+    return pa.schema(fields, metadata=schema.metadata)
 
 
 def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from ..schema.field import TableSchema
 from ..schema.semantic import canonicalize_created
 from ..storage.datafile import WRITABLE_VERSIONS
 from ..storage.object_store import ObjectStore, open_store
+from ..write.blob_values import v1_inputs_as_v2
 from ..write.boundary import bind_input, legacy_physical, to_physical
 from ..write.fragments import coerce_reader, parse_storage_version, write_fragments
 
@@ -50,6 +51,7 @@ def write_dataset(
     semantic_types: bool | None = None,
     max_rows_per_file: int = 1_048_576,
     storage_options: Mapping[str, str] | None = None,
+    allow_external_blob_outside_bases: bool = False,
     _uri: str | None = None,
 ) -> Dataset:
     """Write ``data`` as a Lance table at ``uri``.
@@ -66,6 +68,9 @@ def write_dataset(
         ``"2.0"`` … ``"2.3"`` (or ``"stable"`` / ``"next"``) for new tables; default ``"2.2"``.
     max_rows_per_file
         Rows per data file; larger inputs are split into several fragments.
+    allow_external_blob_outside_bases
+        Store blob v2 values given as URIs as absolute external URIs (as pylance's option of
+        the same name; without it such values are refused).
 
     Raises
     ------
@@ -105,6 +110,8 @@ def write_dataset(
         if base is not None and data_storage_version is None:
             wants = False
         flagged = was_flagged or (semantic_types if semantic_types is not None else wants)
+        if parse_storage_version(version) >= (2, 2):  # as pylance: v1 blobs become v2
+            reader = v1_inputs_as_v2(reader)
         legacy = schema_from_arrow(reader.schema)
         # an overwrite may keep names its table already records (spec "Reserved prefix")
         kept = {n for f in base.schema for n in extension_names(f)} if base is not None else ()
@@ -124,6 +131,7 @@ def write_dataset(
             version=version,
             max_rows_per_file=max_rows_per_file,
             written=written,
+            allow_external_blobs=allow_external_blob_outside_bases,
         )
         if appending:
             op: Append | Overwrite = Append(fragments=tuple(fragments))
@@ -154,6 +162,7 @@ def write_rows(
     version: str,
     max_rows_per_file: int = 1_048_576,
     written: list[str],
+    allow_external_blobs: bool = False,
 ) -> list[Fragment]:
     """Write rows of ``input_schema`` into new, uncommitted fragments of ``table``.
 
@@ -182,4 +191,5 @@ def write_rows(
         version=version,
         max_rows_per_file=max_rows_per_file,
         on_file=written.append,
+        allow_external_blobs=allow_external_blobs,
     )

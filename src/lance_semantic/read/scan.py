@@ -15,14 +15,19 @@ import pyarrow as pa
 
 from ..errors import NotSupportedYetError
 from ..manifest.model import Fragment
+from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
 from ..schema.field import Field, TableSchema
 from ..storage.datafile import DataFileReader
 from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
+from .blob_descriptors import BlobAwareReader
 from .convert import Converter, convert_batch, identity, resolve_converter
 from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
 __all__ = ["FragmentReader", "ROW_OFFSET", "deleted_rows", "empty_rows"]
+
+#: what reads a data file's columns: the file itself, or with blob columns from shadows
+_Reader = DataFileReader | BlobAwareReader
 
 
 def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
@@ -49,12 +54,12 @@ class FragmentReader:
         self.fields = list(fields)
         self.out_schema = out_schema
         self._table = table
-        self._opened: list[tuple[DataFileReader, FilePlan, list[str]]] | None = None
+        self._opened: list[tuple[_Reader, FilePlan, list[str]]] | None = None
         self._deleted: np.ndarray | None = None
         self._deleted_loaded = False
 
     @property
-    def _plans(self) -> list[tuple[DataFileReader, FilePlan, list[str]]]:
+    def _plans(self) -> list[tuple[_Reader, FilePlan, list[str]]]:
         """Open (once) the data files holding the selected fields and plan their columns."""
         if self._opened is None:
             self._opened = []
@@ -64,12 +69,33 @@ class FragmentReader:
                     raise NotSupportedYetError("reading legacy (0.1) data files")
                 if not any(_in(self._table, fid, wanted) for fid in df.fields):
                     continue
-                reader = DataFileReader(self.store, df.path)
+                reader: _Reader = DataFileReader(self.store, df.path)
                 plan = plan_data_file(self._table, df, reader.schema)
                 cols = [plan.columns[f.id] for f in self.fields if f.id in plan.columns]
+                blob, values = self._blob_columns(plan)
+                if blob:  # descriptors, read through pylance's table reader
+                    assert isinstance(reader, DataFileReader)
+                    reader = BlobAwareReader(self.store, reader, df, blob, values)
                 if cols:
                     self._opened.append((reader, plan, cols))
         return self._opened
+
+    def _blob_columns(self, plan: FilePlan) -> tuple[dict[str, Field], frozenset[str]]:
+        """The file columns of ``plan`` that hold blob fields read through shadows, and those
+        of them the output schema wants as values (v2 rewrites); blob v1 values (bytes) are
+        read from the data file like any binary column."""
+        blob: dict[str, Field] = {}
+        values: set[str] = set()
+        for f, out in zip(self.fields, self.out_schema, strict=True):
+            if f.id not in plan.columns or not is_blob(f):
+                continue
+            name = plan.columns[f.id]
+            if is_descriptor_type(out.type):
+                blob[name] = f
+            elif is_blob_v2(f):
+                blob[name] = f
+                values.add(name)
+        return blob, frozenset(values)
 
     @property
     def physical_rows(self) -> int:
@@ -156,7 +182,7 @@ class FragmentReader:
                     yield batch
 
     def _single(
-        self, reader: DataFileReader, plan: FilePlan, cols: list[str], n: int, batch_size: int
+        self, reader: _Reader, plan: FilePlan, cols: list[str], n: int, batch_size: int
     ) -> Iterator[tuple[int, _Raw]]:
         start = 0
         for b in reader.read(cols, 0, n, batch_size):
@@ -177,14 +203,18 @@ class FragmentReader:
                 parts.append((plan, batch))
             yield start, self._assemble(parts, count)
 
-    def take_live(self, live_offsets: np.ndarray) -> list[pa.RecordBatch]:
-        """Rows at sorted, unique offsets among the live (not deleted) rows."""
+    def physical_offsets(self, live_offsets: np.ndarray) -> np.ndarray:
+        """The physical offsets of the rows at ``live_offsets`` among the live rows."""
         deleted = self.deleted()
         if deleted is not None and len(deleted):
             keep = np.ones(self.physical_rows, dtype=bool)
             keep[deleted] = False
-            live_offsets = np.flatnonzero(keep)[live_offsets]
-        return self.take(live_offsets)
+            return np.flatnonzero(keep)[live_offsets]
+        return live_offsets
+
+    def take_live(self, live_offsets: np.ndarray) -> list[pa.RecordBatch]:
+        """Rows at sorted, unique offsets among the live (not deleted) rows."""
+        return self.take(self.physical_offsets(live_offsets))
 
     def take(self, physical_rows: np.ndarray) -> list[pa.RecordBatch]:
         """Rows at sorted, unique physical offsets (one batch, or several when the output

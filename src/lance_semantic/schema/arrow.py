@@ -29,10 +29,10 @@ import pyarrow.types as pat
 from lance_semantic.errors import UnsupportedTypeError
 from lance_semantic.schema.blob import (
     BLOB_V2_EXTENSION,
-    blob_write_field,
     check_blob_v2_storage,
     descriptor_field,
     is_blob,
+    value_field,
 )
 from lance_semantic.schema.datafile import data_file_field_ids
 from lance_semantic.schema.field import EMPTY_METADATA, Field, TableSchema
@@ -144,7 +144,7 @@ def physical_field(field: Field) -> pa.Field:
     blob columns in their write layout (v1 ``large_binary``; v2 the logical struct, which the
     fragment writer turns into pylance's prepared layout per data file)."""
     if is_blob(field):
-        return blob_write_field(field)
+        return value_field(field)
     if field.logical_type == "json":
         md = dict(field.metadata)
         md[EXTENSION_NAME_KEY] = b"lance.json"
@@ -326,8 +326,8 @@ def field_from_arrow(
     extension_name = ext_raw.decode() if ext_raw is not None else None
     check_extension_name(extension_name, path)
     if extension_name == BLOB_V2_EXTENSION:
-        check_blob_v2_storage(dt, path)
-        metadata.setdefault(EXTENSION_METADATA_KEY, b"")
+        check_blob_v2_storage(dt, path)  # keys kept as given (a v1 input converted on 2.2+
+        # storage carries the name only, as pylance writes it)
     elif BLOB_METADATA_KEY in metadata and dt != pa.large_binary():
         # pylance treats the key as a blob marker whatever its value
         raise UnsupportedTypeError(path, str(dt), "blob v1 columns must be large_binary")

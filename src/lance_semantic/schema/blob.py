@@ -49,7 +49,8 @@ __all__ = [
     "descriptor_field",
     "is_logical_v2_type",
     "check_blob_v2_storage",
-    "blob_write_field",
+    "value_field",
+    "is_descriptor_type",
 ]
 
 BLOB_V1_KEY = "lance-encoding:blob"
@@ -153,14 +154,19 @@ def check_blob_v2_storage(dt: pa.DataType, path: str) -> None:
         )
 
 
-def blob_write_field(field: Field) -> pa.Field:
-    """The Arrow field the write path hands on for blob ``field``: v1 ``large_binary`` with
-    its marker, v2 the logical struct of its children with the extension keys."""
+def value_field(field: Field) -> pa.Field:
+    """The Arrow field of ``field``'s *values*: what the write path hands on (and rewrites
+    read back): v1 bytes with the marker, v2 the full logical struct with the extension
+    keys, which the fragment writer turns into pylance's prepared layout per data file."""
     md = dict(field.metadata)
     if is_blob_v1(field):
         return pa.field(field.name, pa.large_binary(), field.nullable, metadata=md)
     md[_EXT_NAME] = BLOB_V2_EXTENSION.encode()
     md.setdefault(_EXT_META, b"")
-    names = [c.name for c in field.children]
-    dt = V2_LOGICAL_TYPE if len(names) == V2_LOGICAL_TYPE.num_fields else V2_MINIMAL_TYPE
-    return pa.field(field.name, dt, field.nullable, metadata=md)
+    # the logical layout only carries values to the encoder; data files hold descriptors
+    return pa.field(field.name, V2_LOGICAL_TYPE, field.nullable, metadata=md)
+
+
+def is_descriptor_type(dt: pa.DataType) -> bool:
+    """Whether ``dt`` is one of pylance's blob descriptor types (what reads return)."""
+    return dt in (V1_DESCRIPTOR_FIELD.type, V2_DESCRIPTOR_FIELD.type)

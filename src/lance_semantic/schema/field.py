@@ -11,6 +11,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..types.semantic import SemanticType
 
 __all__ = ["Field", "TableSchema", "EMPTY_METADATA", "ENCODING", "freeze_metadata"]
 
@@ -56,6 +60,14 @@ class Field:
     unenforced_clustering_key_position: int = 0
     children: tuple[Field, ...] = ()
     path: str = ""
+
+    @property
+    def semantic_type(self) -> SemanticType:
+        """The value domain this field's ``logical_type`` (and blob markers) name; its
+        ``str()`` is the canonical name (``large_string`` -> ``string``)."""
+        from .semantic import semantic_type_of  # the semantic layer builds on this module
+
+        return semantic_type_of(self)
 
     def with_children(self, children: Sequence[Field]) -> Field:
         return replace(self, children=tuple(children))

@@ -20,11 +20,13 @@ from dataclasses import replace
 import pyarrow as pa
 
 from ..errors import InvariantViolationError, SchemaMismatchError, UnsupportedInputTypeError
+from ..schema.blob import is_blob, is_blob_v1, is_blob_v2
 from ..schema.extensions import check_append_extensions, input_arrow_extension
 from ..schema.field import Field
 from ..schema.semantic import semantic_type_of, strip_output_metadata
 from ..types.layouts import OFFSET_LIMIT, accepts_input, layout_name
 from ..types.semantic import MAP, STRUCT, Decimal
+from .blob_values import logical_blob_array, logical_blob_type
 from .json_values import JSONB_TYPE, encode_json_values, has_json
 
 __all__ = [
@@ -58,8 +60,24 @@ def _table_extension(field: Field) -> str | None:
     return raw.decode() if raw is not None else None
 
 
+def _bind_blob(tf: Field, af: pa.Field, path: str) -> Field:
+    """Blob v1 takes ``large_binary``; blob v2 its logical struct under ``lance.blob.v2`` or
+    v1-style bytes (the Blob specification's inputs)."""
+    dt = af.type
+    ext = dt.extension_name if isinstance(dt, pa.BaseExtensionType) else None
+    ext = ext or ((af.metadata or {}).get(_EXT_NAME.encode(), b"").decode() or None)
+    storage = dt.storage_type if isinstance(dt, pa.BaseExtensionType) else dt
+    ok = accepts_input(semantic_type_of(tf), storage, extension_name=ext)
+    if not ok or (is_blob_v1(tf) and storage != pa.large_binary()):
+        kind = "blob v2" if is_blob_v2(tf) else "blob v1"
+        raise UnsupportedInputTypeError(path, kind, layout_name(dt))
+    return tf
+
+
 def _bind(tf: Field, af: pa.Field, path: str) -> Field:
     dt = af.type
+    if is_blob(tf):
+        return _bind_blob(tf, af, path)
     if tf.logical_type == "json":  # arrow.json text or lance.json JSONB (type or metadata)
         md = af.metadata or {}
         ext = md.get(_EXT_NAME.encode(), b"").decode() or None
@@ -231,6 +249,8 @@ def _check_no_nulls(tf: Field, arr: pa.Array) -> None:
 
 def _declared_type(tf: Field, dt: pa.DataType, large: bool) -> pa.DataType:
     """The input layout unchanged, views as non-view layouts, json as JSONB."""
+    if is_blob_v2(tf):  # the logical struct; prepared per data file by the fragment writer
+        return logical_blob_type(dt)
     if tf.logical_type == "json":
         return JSONB_TYPE
     if isinstance(dt, pa.BaseExtensionType):
@@ -271,6 +291,8 @@ def declared_field(tf: Field, input_field: pa.Field, *, large: bool) -> pa.Field
 def _convert(arr: pa.Array, tf: Field) -> tuple[pa.Array, bool]:
     """The array in a non-view layout with json values as JSONB, and whether 64-bit offsets
     were needed (the two value conversions of the boundary)."""
+    if is_blob_v2(tf):
+        return logical_blob_array(arr), False
     if has_json(tf):
         arr = encode_json_values(arr, tf)
     if isinstance(arr.type, pa.BaseExtensionType):
@@ -332,7 +354,17 @@ def legacy_physical(
         arrays = [
             encode_json_values(col, tf)
             if has_json(tf)
+            else logical_blob_array(col)
+            if is_blob_v2(tf)
             else (col if col.type == f.type else col.cast(f.type))
             for col, f, tf in zip(batch.columns, physical, fields, strict=True)
         ]
-        yield pa.RecordBatch.from_arrays(arrays, schema=physical)
+        # blob v2 keeps its input's logical struct: the data file stores descriptors
+        schema = pa.schema(
+            [
+                f.with_type(a.type) if is_blob_v2(tf) else f
+                for f, a, tf in zip(physical, arrays, fields, strict=True)
+            ],
+            metadata=physical.metadata,
+        )
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)

@@ -14,9 +14,11 @@ import pyarrow.compute as pc
 from ..manifest.model import DataFile, Fragment
 from ..schema.datafile import data_file_field_ids
 from ..schema.field import Field
+from ..storage.blobs import BlobSidecarWriter
 from ..storage.datafile import DataFileWriter
 from ..storage.object_store import ObjectStore
 from ..storage.paths import new_data_file_name
+from .blob_values import BlobPreparer, blob_columns
 
 __all__ = ["coerce_reader", "write_fragments", "parse_storage_version", "unsliced_array"]
 
@@ -133,6 +135,7 @@ def write_fragments(
     version: str,
     max_rows_per_file: int,
     on_file: Callable[[str], None] | None = None,
+    allow_external_blobs: bool = False,
 ) -> list[Fragment]:
     """Write physical batches as fragments (ids 0.. — assigned for real at commit).
 
@@ -141,15 +144,22 @@ def write_fragments(
     reaches ``max_rows_per_file`` rows or when a batch's physical schema differs (each data
     file may hold a different layout). ``fields`` are the table's top-level fields in the
     input's shape, for ``DataFile.fields``. ``on_file`` sees each data file name as soon as
-    it exists, so a failed write can remove what it left behind.
+    it exists (and each blob sidecar, as ``<stem>/<id>.blob``), so a failed write can remove
+    what it left behind. Blob v2 columns are prepared per data file (see
+    :mod:`lance_semantic.write.blob_values`); ``allow_external_blobs`` admits external URIs.
     """
     major, minor = parse_storage_version(version)
     ids, column_indices = data_file_field_ids(fields, (major, minor))
     fragments: list[Fragment] = []
     writer: DataFileWriter | None = None
+    logical: pa.Schema | None = None  # the batches' schema before blob preparation
+    blobs: BlobPreparer | None = None
+    sidecars: BlobSidecarWriter | None = None
 
     def finish() -> None:
         assert writer is not None
+        if sidecars is not None:
+            sidecars.close()
         written = writer.close()
         data_file = DataFile(
             path=written.name,
@@ -166,7 +176,7 @@ def write_fragments(
         while batch.num_rows:
             if writer is not None and (
                 writer.num_rows >= max_rows_per_file
-                or not batch.schema.equals(writer.schema, check_metadata=True)
+                or not batch.schema.equals(logical, check_metadata=True)
                 or not dictionaries.fits(batch)
             ):
                 finish()
@@ -177,9 +187,18 @@ def write_fragments(
                 name = new_data_file_name()
                 if on_file is not None:
                     on_file(name)
-                writer = DataFileWriter(store, name, batch.schema, version)
+                logical = batch.schema
+                blobs = sidecars = None
+                if blob_columns(batch.schema):
+                    sidecars = BlobSidecarWriter(store, name, on_file)
+                    blobs = BlobPreparer(
+                        sidecars, batch.schema, allow_external=allow_external_blobs
+                    )
+                schema = blobs.schema if blobs is not None else batch.schema
+                writer = DataFileWriter(store, name, schema, version)
             room = max_rows_per_file - writer.num_rows
-            writer.write(_unsliced(batch.slice(0, room) if batch.num_rows > room else batch))
+            part = _unsliced(batch.slice(0, room) if batch.num_rows > room else batch)
+            writer.write(part if blobs is None else blobs.prepare(part))
             batch = batch.slice(room) if batch.num_rows > room else batch.slice(0, 0)
     if writer is not None:
         finish()

@@ -1,0 +1,250 @@
+"""Blob columns of a data file, read as pylance's descriptors (layer L4; facts §10).
+
+A blob column's data-file pages hold descriptors (blob v1: position and size in the data
+file; blob v2: kind, position, size, sidecar id and URI), and pylance returns exactly those
+on a scan. pylance 14's *file-level* reader cannot project such a column: the data file's
+own schema lists the descriptor members with field id -1, so ``LanceFileReader`` counts them
+as extra columns ("the projection specified the column index 6 but there are only 2
+columns"). Its table reader maps columns through ``DataFile.fields`` instead and reads them.
+
+So a blob column is read through a *shadow table*: a one-fragment manifest, written by our
+own manifest codec into a private temporary directory, whose only field is the blob field
+and whose one data file is the real one, reached through a registered base path (Lance's
+multi-base layout; nothing is copied). The shadow has no deletion file and no feature
+flags; the fragment reader applies deletions and projections as for every other column.
+Shadows are cached per data file (data files are immutable and uniquely named).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+
+import lance
+import numpy as np
+import pyarrow as pa
+
+from ..manifest._pb import lance_table_pb2 as tpb
+from ..manifest.codec import encode_manifest_file
+from ..manifest.model import DataFile, Fragment, Manifest
+from ..schema.blob import BLOB_V1_KEY, BLOB_V2_EXTENSION, is_blob_v2
+from ..schema.field import ENCODING, Field, TableSchema
+from ..storage.blobs import BlobFile
+from ..storage.datafile import DataFileReader
+from ..storage.object_store import ObjectStore
+from .blob_files import blob_file, descriptors_to_values
+
+__all__ = ["BlobAwareReader", "blob_descriptors", "fragment_blob_files"]
+
+_COLUMN = "blob"
+_shadow_root: str | None = None
+
+
+def _root() -> str:
+    global _shadow_root
+    if _shadow_root is None:
+        _shadow_root = tempfile.mkdtemp(prefix="lance-semantic-blobs-")
+        atexit.register(shutil.rmtree, _shadow_root, True)
+    return _shadow_root
+
+
+def _shadow_field(field_id: int, v2: bool) -> Field:
+    if not v2:
+        return Field(
+            _COLUMN,
+            field_id,
+            -1,
+            "large_binary",
+            metadata={BLOB_V1_KEY: b"true"},
+            encoding=ENCODING["VAR_BINARY"],
+            path=_COLUMN,
+        )
+    # the members are schema-only (the data file holds one descriptor column); any unused
+    # ids will do
+    children = (
+        Field("data", field_id + 1, field_id, "large_binary", encoding=ENCODING["VAR_BINARY"]),
+        Field("uri", field_id + 2, field_id, "string", encoding=ENCODING["VAR_BINARY"]),
+    )
+    return Field(
+        _COLUMN,
+        field_id,
+        -1,
+        "struct",
+        metadata={
+            "ARROW:extension:name": BLOB_V2_EXTENSION.encode(),
+            "ARROW:extension:metadata": b"",
+        },
+        extension_name=BLOB_V2_EXTENSION,
+        children=children,
+        path=_COLUMN,
+    )
+
+
+@lru_cache(maxsize=256)
+def _shadow(
+    table_root: str,
+    path: str,
+    field_id: int,
+    column_index: int,
+    version: tuple[int, int],
+    num_rows: int,
+    v2: bool,
+) -> lance.LanceDataset:
+    data_file = DataFile(
+        path=path,
+        fields=(field_id,),
+        column_indices=(column_index,),
+        file_major_version=version[0],
+        file_minor_version=version[1],
+        base_id=1,
+    )
+    base = tpb.Manifest(
+        base_paths=[tpb.BasePath(id=1, is_dataset_root=True, path=os.path.abspath(table_root))]
+    )
+    manifest = Manifest(
+        schema=TableSchema.of((_shadow_field(field_id, v2),)),
+        fragments=(Fragment(id=0, files=(data_file,), physical_rows=num_rows),),
+        version=1,
+        data_format=("lance", f"{version[0]}.{version[1]}"),
+        max_fragment_id=0,
+        passthrough=base.SerializeToString(),
+    )
+    key = hashlib.sha1(repr((table_root, path, field_id, column_index)).encode()).hexdigest()
+    shadow = os.path.join(_root(), key)
+    os.makedirs(os.path.join(shadow, "_versions"), exist_ok=True)
+    with open(os.path.join(shadow, "_versions", "1.manifest"), "wb") as f:
+        f.write(encode_manifest_file(manifest))
+    return lance.dataset(shadow)
+
+
+def blob_descriptors(
+    store: ObjectStore, data_file: DataFile, field: Field, num_rows: int
+) -> lance.LanceDataset:
+    """The shadow table holding ``field``'s descriptors of ``data_file`` as column
+    ``"blob"`` (rows in data-file order)."""
+    pos = data_file.fields.index(field.id)
+    column_index = data_file.column_indices[pos] if data_file.column_indices else pos
+    version = (data_file.file_major_version, data_file.file_minor_version)
+    return _shadow(
+        store.local_path(""),
+        data_file.path,
+        field.id,
+        column_index,
+        version,
+        num_rows,
+        is_blob_v2(field),
+    )
+
+
+def fragment_blob_files(
+    store: ObjectStore, fragment: Fragment, field: Field, physical_rows: np.ndarray
+) -> list[BlobFile | None]:
+    """A file object for ``field``'s value at each physical row of ``fragment`` (None for
+    null values), in the order of ``physical_rows``."""
+    data_file = next((df for df in fragment.files if field.id in df.fields), None)
+    if data_file is None:  # a column added without data in this fragment: all null
+        return [None] * len(physical_rows)
+    shadow = blob_descriptors(store, data_file, field, fragment.physical_rows)
+    table = shadow.take(np.asarray(physical_rows, dtype=np.int64), columns=["blob"])
+    rows = table.column("blob").to_pylist()
+    return [blob_file(store, data_file.path, field, d) for d in rows]
+
+
+def _single(table: pa.Table) -> pa.Array:
+    col = table.column(_COLUMN)
+    return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+
+
+class BlobAwareReader:
+    """A :class:`DataFileReader` whose blob columns (``blob`` maps file column name ->
+    table field) come from their shadow tables; same ``read`` / ``take`` interface.
+
+    Columns named in ``values`` (blob v2 only) are returned as the logical values the
+    descriptors stand for (``struct<data, uri, position, size>``, bytes read), which is what
+    rewrites (update, merge_insert, compaction) write back."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        reader: DataFileReader,
+        data_file: DataFile,
+        blob: dict[str, Field],
+        values: frozenset[str] = frozenset(),
+    ) -> None:
+        self._reader = reader
+        self._shadows = {
+            name: blob_descriptors(store, data_file, f, reader.num_rows) for name, f in blob.items()
+        }
+        self._store = store
+        self._path = data_file.path
+        self._fields = blob
+        self._values = values
+        self.schema = reader.schema
+        self.num_rows = reader.num_rows
+
+    def _finish(self, name: str, descriptors: pa.Array) -> pa.Array:
+        if name not in self._values:
+            return descriptors
+        return descriptors_to_values(self._store, self._path, self._fields[name], descriptors)
+
+    def _slice(self, name: str, offset: int, limit: int) -> pa.Array:
+        table = self._shadows[name].to_table(columns=[_COLUMN], offset=offset, limit=limit)
+        return _single(table)
+
+    def _split(self, columns: Sequence[str]) -> tuple[list[str], list[str]]:
+        plain = [c for c in columns if c not in self._shadows]
+        return plain, [c for c in columns if c in self._shadows]
+
+    def _with(
+        self,
+        columns: Sequence[str],
+        plain: pa.Table | pa.RecordBatch | None,
+        blobs: dict[str, pa.Array],
+    ) -> pa.RecordBatch:
+        arrays = [blobs[c] if c in blobs else _array(plain, c) for c in columns]
+        return pa.RecordBatch.from_arrays(arrays, names=list(columns))
+
+    def read(
+        self, columns: Sequence[str], start: int, num_rows: int, batch_size: int
+    ) -> Iterator[pa.RecordBatch]:
+        plain, blob = self._split(columns)
+        step = max(batch_size, 1)
+        if plain:
+            batches = self._reader.read(plain, start, num_rows, batch_size)
+        else:
+            batches = iter(
+                _no_columns(min(step, start + num_rows - s))
+                for s in range(start, start + num_rows, step)
+            )
+        at = start
+        for b in batches:
+            got = {c: self._finish(c, self._slice(c, at, b.num_rows)) for c in blob}
+            yield self._with(columns, b if plain else None, got)
+            at += b.num_rows
+
+    def take(self, columns: Sequence[str], rows: Sequence[int]) -> pa.Table:
+        plain, blob = self._split(columns)
+        base = self._reader.take(plain, rows) if plain else None
+        indices = np.asarray(rows, dtype=np.int64)
+        got = {
+            c: self._finish(c, _single(self._shadows[c].take(indices, columns=[_COLUMN])))
+            for c in blob
+        }
+        return pa.Table.from_batches([self._with(columns, base, got)])
+
+
+def _no_columns(n: int) -> pa.RecordBatch:
+    return pa.RecordBatch.from_struct_array(pa.nulls(n, pa.struct([])))
+
+
+def _array(plain: pa.Table | pa.RecordBatch | None, name: str) -> pa.Array:
+    assert plain is not None
+    col = plain.column(name)
+    if isinstance(col, pa.ChunkedArray):
+        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    return col

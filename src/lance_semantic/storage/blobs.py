@@ -1,0 +1,176 @@
+"""Blob bytes outside the data file's pages (layer L3; facts §10).
+
+:class:`BlobSidecarWriter` writes the sidecar files of one data file through pylance's
+file-level blob writers: ``data/<data-file-stem>/<blob_id, 32 binary digits, least
+significant first>.blob``. Ids count from 1 per data file; a packed sidecar holds several
+payloads back to back and rolls over at its size limit, a dedicated one holds one payload.
+
+:class:`BlobFile` is a seekable, read-only file object over one blob's bytes: a range of a
+data file, a sidecar, or an external object.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pyarrow.fs as pafs
+from lance.file import LanceFileSession
+
+from .object_store import ObjectStore
+from .paths import DATA_DIR
+
+__all__ = ["BlobSidecarWriter", "BlobFile", "sidecar_path"]
+
+
+def sidecar_path(data_file: str, blob_id: int) -> str:
+    """Path (under ``data/``) of sidecar ``blob_id`` of data file ``data_file``.
+
+    >>> sidecar_path("abc.lance", 1)
+    'abc/10000000000000000000000000000000.blob'
+    """
+    stem = data_file[: -len(".lance")] if data_file.endswith(".lance") else data_file
+    bits = format(blob_id, "032b")[::-1]
+    return f"{stem}/{bits}.blob"
+
+
+class BlobSidecarWriter:
+    """The sidecars of one data file being written (``data_file`` relative to ``data/``)."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        data_file: str,
+        on_file: Callable[[str], None] | None = None,
+    ) -> None:
+        self._session = LanceFileSession(store.local_path(""))
+        self._target = f"{DATA_DIR}/{data_file}"
+        self._next_id = 1
+        self._pack: Any = None
+        self._pack_id = 0
+        self._pack_size = 0
+        self._on_file = on_file  # sees each sidecar (under data/), for cleanup on failure
+        self._data_file = data_file
+
+    def _allocate(self) -> int:
+        blob_id = self._next_id
+        self._next_id += 1
+        if self._on_file is not None:
+            self._on_file(sidecar_path(self._data_file, blob_id))
+        return blob_id
+
+    def dedicated(self, payload: bytes | memoryview) -> int:
+        """Write one payload to its own sidecar; its blob id."""
+        blob_id = self._allocate()
+        writer = self._session.open_dedicated_blob_writer(self._target, blob_id)
+        writer.write(payload)  # type: ignore[arg-type]  # any buffer is accepted
+        writer.finish()
+        return blob_id
+
+    def packed(self, payload: bytes | memoryview, limit: int) -> tuple[int, int]:
+        """Append one payload to the current packed sidecar (a new one when it would grow
+        past ``limit`` bytes); its (blob id, offset)."""
+        size = len(payload)
+        if self._pack is not None and self._pack_size + size > limit:
+            self._close_pack()
+        if self._pack is None:
+            self._pack_id = self._allocate()
+            self._pack = self._session.open_packed_blob_writer(self._target, self._pack_id)
+            self._pack_size = 0
+        offset = self._pack_size
+        self._pack.write_blob(bytes(payload))  # a memoryview is read as a list of ints
+        self._pack_size += size
+        return self._pack_id, offset
+
+    def _close_pack(self) -> None:
+        if self._pack is not None:
+            self._pack.finish()
+            self._pack = None
+
+    def close(self) -> None:
+        self._close_pack()
+
+
+def _open_external(uri: str) -> tuple[Any, int]:
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        path = unquote(parsed.path) if parsed.scheme else uri
+        f = open(path, "rb")  # noqa: SIM115 -- owned by the BlobFile
+        return f, os.fstat(f.fileno()).st_size
+    fs, path = pafs.FileSystem.from_uri(uri)
+    f = fs.open_input_file(path)
+    return f, f.size()
+
+
+class BlobFile(io.RawIOBase):
+    """A seekable, read-only view of ``size`` bytes at ``offset`` of a local file or URI
+    (what :meth:`lance_semantic.Dataset.take_blobs` returns, like pylance's ``BlobFile``).
+
+    ``size=None`` means "to the end of the object" (external blobs stored with size 0).
+    """
+
+    def __init__(self, location: str, offset: int, size: int | None) -> None:
+        super().__init__()
+        self._file, total = _open_external(location)
+        self._offset = offset
+        self._size = max(total - offset, 0) if size is None else size
+        self._pos = 0
+        self.location = location
+
+    def size(self) -> int:
+        """The blob's length in bytes."""
+        return self._size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        if base + offset < 0:
+            raise ValueError("negative seek position")
+        self._pos = base + offset
+        return self._pos
+
+    def read_range(self, offset: int, length: int) -> bytes:
+        """``length`` bytes from ``offset`` within the blob, without moving the cursor."""
+        end = min(offset + length, self._size)
+        if offset >= end:
+            return b""
+        self._file.seek(self._offset + offset)
+        return bytes(self._file.read(end - offset))
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read_range(self._pos, len(buffer))
+        n = len(data)
+        memoryview(buffer).cast("B")[:n] = data
+        self._pos += n
+        return n
+
+    def readall(self) -> bytes:
+        data = self.read_range(self._pos, self._size - self._pos)
+        self._pos += len(data)
+        return data
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            return self.readall()
+        data = self.read_range(self._pos, size)
+        self._pos += len(data)
+        return data
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"<BlobFile size={self._size}>"
