@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ..errors import InvalidOutputEncodingError
 from ..schema.arrow import field_to_arrow, schema_to_arrow
+from ..schema.blob import descriptor_field, is_blob
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import field_output_encoding, semantic_type_of, strip_output_metadata
 from ..types.layouts import output_type_of, validate_output_encoding
@@ -25,6 +26,7 @@ _ARROW_NAME = b"ARROW:extension:name"
 _ARROW_META = b"ARROW:extension:metadata"
 _LAYERED_NAME = b"lance-schema:extension-name"
 _LAYERED_META = b"lance-schema:extension-metadata"
+_LAYERED = (_LAYERED_NAME, _LAYERED_META)
 
 
 def output_schema(
@@ -101,6 +103,10 @@ def output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
 
 
 def _output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
+    if is_blob(field):  # pylance's descriptors; an extension layered over blob (open
+        # decision 2, e.g. a media type over blob v2) comes back in the Arrow slot
+        layered = {k: v for k, v in field.metadata.items() if k.encode() in _LAYERED}
+        return descriptor_field(field, layered)
     st = semantic_type_of(field)
     requested = overrides.get(field.path)
     if requested is not None:

@@ -71,6 +71,8 @@ def _bind_blob(tf: Field, af: pa.Field, path: str) -> Field:
     if not ok or (is_blob_v1(tf) and storage != pa.large_binary()):
         kind = "blob v2" if is_blob_v2(tf) else "blob v1"
         raise UnsupportedInputTypeError(path, kind, layout_name(dt))
+    check_append_extensions(tf, af, path, arrow_slot=False)  # a layered extension (open
+    # decision 2) must be the table's or absent
     return tf
 
 
