@@ -175,6 +175,17 @@ def test_blob_thresholds_and_pack_rollover_follow_field_metadata(tmp_path: Path)
     assert _bytes(ls.dataset(str(tmp_path / "o")).take_blobs("b", indices=range(7))) == values
 
 
+def test_blob_payloads_with_every_byte_value_round_trip(tmp_path: Path) -> None:
+    """Every byte value in inline, packed and dedicated payloads (a regression: a signed
+    view of the buffer broke the dedicated writer on bytes >= 0x80)."""
+    payloads = [bytes(range(256)) * n for n in (4, 400, 20_000)]
+    table = _v2_table(payloads)
+    lance.write_dataset(table, tmp_path / "p")
+    ls.write_dataset(table, str(tmp_path / "o"))
+    assert _data_files(tmp_path / "o") == _data_files(tmp_path / "p")
+    assert _bytes(ls.dataset(str(tmp_path / "o")).take_blobs("b", indices=[0, 1, 2])) == payloads
+
+
 def test_blob_ids_restart_per_data_file(tmp_path: Path) -> None:
     table = _v2_table([b"a" * 70_000] * 5)
     lance.write_dataset(table, tmp_path / "p", max_rows_per_file=2)

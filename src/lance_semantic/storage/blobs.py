@@ -66,7 +66,9 @@ class BlobSidecarWriter:
         """Write one payload to its own sidecar; its blob id."""
         blob_id = self._allocate()
         writer = self._session.open_dedicated_blob_writer(self._target, blob_id)
-        writer.write(payload)  # type: ignore[arg-type]  # any buffer is accepted
+        # bytes, not a memoryview: pylance reads anything else element by element as ints
+        # (slowly, and a signed view of a pyarrow buffer fails on bytes >= 0x80)
+        writer.write(bytes(payload))
         writer.finish()
         return blob_id
 
@@ -81,7 +83,7 @@ class BlobSidecarWriter:
             self._pack = self._session.open_packed_blob_writer(self._target, self._pack_id)
             self._pack_size = 0
         offset = self._pack_size
-        self._pack.write_blob(bytes(payload))  # a memoryview is read as a list of ints
+        self._pack.write_blob(bytes(payload))  # bytes: see dedicated()
         self._pack_size += size
         return self._pack_id, offset
 
