@@ -91,6 +91,8 @@ ALL_OPS = (
     "write v1",
     "scan v1",
     "take_blobs v1",
+    "scan v2 bulk",
+    "scan v1 bulk",
 )
 #: pylance's default blob v2 thresholds (bytes): inline up to, dedicated over
 INLINE_MAX, DEDICATED_OVER = 64 * 1024, 4 * 1024 * 1024
@@ -269,9 +271,9 @@ class Suite:
         return h.Result.of(op, times["pylance"], times["ours"], TARGET)
 
     # -- reads of the table pylance wrote
-    def scan(self, op: str, uri: str) -> h.Result:
+    def scan(self, op: str, uri: str, rows: int | None = None) -> h.Result:
         want = descriptors("pylance", uri)
-        idx = pa.array(h.sample_rows(self.blobs.rows, 11))
+        idx = pa.array(h.sample_rows(rows or self.blobs.rows, 11))
         want_sample = want.take(idx)
 
         def check(engine: str, got: pa.Table, full: bool) -> None:
@@ -357,6 +359,19 @@ def run_suite(blobs: BlobData, args: Any, workdir: str, only: set[str] | None) -
         if v2 and wanted("take_blobs v2 big") and suite.big_rows:
             suite.run(suite.take, "take_blobs v2 big", ref, suite.big_rows, mb=big_mb)
         shutil.rmtree(ref, ignore_errors=True)
+    # a bulk descriptor scan: the fixed cost per data file of reading descriptors through
+    # the shadow table (read/blob_descriptors.py) is amortised over many rows
+    n = args.scan_rows
+    small = pa.array([b"s" * 64] * n, pa.large_binary())
+    for v2, version in ((True, "2.2"), (False, "2.1")):
+        op = f"scan {'v2' if v2 else 'v1'} bulk"
+        if not n or not wanted(op):
+            continue
+        ref = os.path.join(workdir, f"bulk-{version}")
+        bulk = BlobData(np.full(n, 64), np.arange(n + 1) * 64, np.zeros(0, np.uint8), small)
+        write("pylance", bulk.v2_table() if v2 else bulk.v1_table(), ref, version)
+        suite.run(suite.scan, op, ref, n)
+        shutil.rmtree(ref, ignore_errors=True)
     return suite
 
 
@@ -370,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--large", type=int, default=12, help="large (dedicated) values (12)")
     p.add_argument("--large-mib", type=int, default=8, help="size of a large value (8 MiB)")
     p.add_argument("--take", type=int, default=1_000, help="random rows per take_blobs (1,000)")
+    p.add_argument(
+        "--scan-rows",
+        type=int,
+        default=1_000_000,
+        help="rows of 64-byte inline values for the bulk scans (1,000,000; 0 skips them)",
+    )
     p.add_argument("--repeat", type=int, default=7, help="timed repeats; the median is reported")
     p.add_argument("--only", action="append", choices=ALL_OPS, help="run only this (repeatable)")
     p.add_argument("--json", metavar="PATH", help="also write the results and environment")

