@@ -388,3 +388,25 @@ def test_compaction_of_blob_v1_tables_matches_pylance(tmp_path: Path) -> None:
     lance.dataset(tmp_path / "p").optimize.compact_files()
     _assert_reads_match(tmp_path / "o", [3, 2, 1, 0])
     assert _by_id(ls.dataset(str(tmp_path / "o"))) == _by_id(lance.dataset(tmp_path / "p"))
+
+
+def test_blob_columns_through_schema_evolution(tmp_path: Path) -> None:
+    """add_columns of a blob column (sidecars per new data file), rename, drop; pylance
+    reads every version the same."""
+    uri = str(tmp_path / "t")
+    ls.write_dataset(_v2_table([b"x" * 10, b"y" * 100_000, None]), uri)
+    ds = ls.dataset(uri)
+    ds.add_columns(
+        pa.table(
+            {"c": blob_array([b"q", b"r" * 70_000, None])}, schema=pa.schema([blob_field("c")])
+        )
+    )
+    ds.alter_columns({"path": "b", "name": "clip"})
+    assert _bytes(ds.take_blobs("c", indices=[0, 1, 2])) == [b"q", b"r" * 70_000, None]
+    assert _bytes(ds.take_blobs("clip", indices=[1])) == [b"y" * 100_000]
+    theirs = lance.dataset(uri)
+    assert ds.to_table().equals(theirs.to_table())
+    assert _bytes(theirs.take_blobs("c", indices=[1])) == [b"r" * 70_000]
+    ds.drop_columns(["clip"])
+    assert ls.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
+    assert ls.dataset(uri).schema.names == ["id", "c"]

@@ -19,15 +19,17 @@ import pyarrow as pa
 
 from ..errors import ColumnNotFoundError, NotSupportedYetError, SchemaEvolutionError
 from ..manifest.model import DataFile, Fragment, Manifest
-from ..read.output import output_schema
+from ..read.output import blob_values_schema, output_schema
 from ..read.scan import ROW_OFFSET, FragmentReader
 from ..schema.arrow import schema_to_arrow
 from ..schema.datafile import data_file_field_ids
 from ..schema.field import Field, TableSchema
-from ..storage.datafile import DataFileWriter
+from ..storage.blobs import BlobSidecarWriter
+from ..storage.datafile import DataFileWriter, WrittenFile
 from ..storage.object_store import ObjectStore
 from ..storage.paths import DATA_DIR, new_data_file_name
 from ..types.layouts import OFFSET_LIMIT
+from ..write.blob_values import BlobPreparer, blob_columns
 from ..write.boundary import bind_input, legacy_physical, to_physical
 from ..write.fragments import parse_storage_version, unsliced_array
 
@@ -132,7 +134,8 @@ class _Physical:
     def __init__(self, fields: Sequence[Field], flagged: bool) -> None:
         self._fields = tuple(fields)
         self._flagged = flagged
-        self._legacy_schema = None if flagged else schema_to_arrow(TableSchema.of(fields))
+        table = TableSchema.of(fields)
+        self._legacy_schema = None if flagged else blob_values_schema(table, schema_to_arrow(table))
         self._bound: tuple[Field, ...] | None = None
 
     def relaxed(self) -> _Physical:
@@ -183,6 +186,34 @@ def _fragment_chunks(
         yield scatter.holes(out_schema, fragment.physical_rows - pos)
 
 
+class _ColumnFile:
+    """One new data file of a column set: batches in the first batch's layout (later ones
+    are cast to it), blob v2 columns prepared with their sidecars (as the fragment writer
+    does)."""
+
+    def __init__(
+        self, store: ObjectStore, name: str, schema: pa.Schema, version: str, written: list[str]
+    ) -> None:
+        self.schema = schema
+        self._sidecars: BlobSidecarWriter | None = None
+        self._blobs: BlobPreparer | None = None
+        if blob_columns(schema):
+            self._sidecars = BlobSidecarWriter(store, name, written.append)
+            self._blobs = BlobPreparer(self._sidecars, schema, allow_external=False)
+        declared = self._blobs.schema if self._blobs is not None else schema
+        self._writer = DataFileWriter(store, name, declared, version)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if not batch.schema.equals(self.schema, check_metadata=True):
+            batch = batch.cast(self.schema)
+        self._writer.write(batch if self._blobs is None else self._blobs.prepare(batch))
+
+    def close(self) -> WrittenFile:
+        if self._sidecars is not None:
+            self._sidecars.close()
+        return self._writer.close()
+
+
 def write_column_files(
     store: ObjectStore,
     manifest: Manifest,
@@ -204,7 +235,9 @@ def write_column_files(
     if major < 2:
         raise NotSupportedYetError(f"schema evolution of data storage version {version}")
     ids, column_indices = data_file_field_ids(out_fields, (major, minor))
-    out_schema = output_schema(TableSchema.of(out_fields), flagged=flagged)
+    new_table = TableSchema.of(out_fields)
+    # new columns are written: blob columns take values, not read descriptors
+    out_schema = blob_values_schema(new_table, output_schema(new_table, flagged=flagged))
     scatter = _Scatter()
     strict = _Physical(out_fields, flagged)
     relaxed = strict.relaxed()
@@ -217,7 +250,7 @@ def write_column_files(
         frag = manifest.fragments[i]
         name = new_data_file_name()
         written.append(name)
-        writer: DataFileWriter | None = None
+        writer: _ColumnFile | None = None
         for chunk in _fragment_chunks(
             store, manifest.schema, frag, source, scatter, out_schema, batch_size
         ):
@@ -225,13 +258,11 @@ def write_column_files(
                 continue
             out = (strict if scatter.filler is not None else relaxed)(chunk)
             if writer is None:
-                writer = DataFileWriter(store, name, out.schema, version)
-            elif not out.schema.equals(writer.schema, check_metadata=True):
-                out = out.cast(writer.schema)
+                writer = _ColumnFile(store, name, out.schema, version, written)
             writer.write(out)
         if writer is None:  # a fragment without rows: an empty file of the declared layout
             empty = pa.RecordBatch.from_pylist([], schema=out_schema)
-            writer = DataFileWriter(store, name, strict(empty).schema, version)
+            writer = _ColumnFile(store, name, strict(empty).schema, version, written)
         done = writer.close()
         files[i] = DataFile(
             path=done.name,

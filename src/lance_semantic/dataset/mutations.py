@@ -27,13 +27,14 @@ from ..errors import (
     SchemaMismatchError,
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Update
+from ..read.output import blob_values_schema
 from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
 from ..schema.compatibility import match_input_fields
 from ..storage.deletions import write_deleted_rows
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
 from .expressions import MatchCondition, SqlExpression, referenced_columns
-from .scan import blob_values_schema, plan_scan
+from .scan import plan_scan
 from .writing import write_rows
 
 if TYPE_CHECKING:

@@ -18,9 +18,8 @@ import pyarrow.compute as pc
 
 from ..errors import ReadError
 from ..manifest.model import Fragment
-from ..read.output import check_override_paths, output_schema
+from ..read.output import blob_values_schema, check_override_paths, output_schema
 from ..read.scan import FragmentReader, empty_rows
-from ..schema.blob import is_blob, value_field
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
 from .expressions import SqlExpression, referenced_columns
@@ -29,7 +28,6 @@ __all__ = [
     "Predicate",
     "ScanPlan",
     "plan_scan",
-    "blob_values_schema",
     "project",
     "run_scan",
     "take_rows",
@@ -123,16 +121,6 @@ def plan_scan(
         out_fields.append(f.with_name(name))
     out_schema = pa.schema(out_fields, metadata=read_schema.metadata)
     return ScanPlan(sub.fields, read_schema, tuple(outputs), out_schema, predicate)
-
-
-def blob_values_schema(table: TableSchema, schema: pa.Schema) -> pa.Schema:
-    """``schema`` (of ``table``'s top-level fields) with blob fields as their values."""
-    fields = [
-        value_field(f) if is_blob(f) else schema.field(f.name)
-        for f in table.fields
-        if f.name in schema.names
-    ]
-    return pa.schema(fields, metadata=schema.metadata)
 
 
 def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:

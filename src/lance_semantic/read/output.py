@@ -14,13 +14,19 @@ import pyarrow as pa
 
 from ..errors import InvalidOutputEncodingError
 from ..schema.arrow import field_to_arrow, schema_to_arrow
-from ..schema.blob import descriptor_field, is_blob
+from ..schema.blob import descriptor_field, is_blob, value_field
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import field_output_encoding, semantic_type_of, strip_output_metadata
 from ..types.layouts import output_type_of, validate_output_encoding
 from ..types.semantic import JSON, LIST, MAP, STRUCT
 
-__all__ = ["output_schema", "output_field", "with_layered_extension", "check_override_paths"]
+__all__ = [
+    "output_schema",
+    "output_field",
+    "with_layered_extension",
+    "check_override_paths",
+    "blob_values_schema",
+]
 
 _ARROW_NAME = b"ARROW:extension:name"
 _ARROW_META = b"ARROW:extension:metadata"
@@ -141,3 +147,13 @@ def _output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
     else:
         return field_to_arrow(field)
     return pa.field(field.name, dt, nullable=field.nullable, metadata=metadata)
+
+
+def blob_values_schema(table: TableSchema, schema: pa.Schema) -> pa.Schema:
+    """``schema`` (of ``table``'s top-level fields) with blob fields as their values."""
+    fields = [
+        value_field(f) if is_blob(f) else schema.field(f.name)
+        for f in table.fields
+        if f.name in schema.names
+    ]
+    return pa.schema(fields, metadata=schema.metadata)
