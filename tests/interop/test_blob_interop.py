@@ -9,13 +9,13 @@ pylance.
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import lance
 import pyarrow as pa
 import pytest
 from lance.blob import Blob, blob_array, blob_field
+from tests.blob_support import data_files
 
 import lance_semantic as ls
 from lance_semantic.errors import InvalidBlobError, UnsupportedInputTypeError, UnsupportedTypeError
@@ -62,29 +62,6 @@ def _bytes(files: list) -> list[bytes | None]:
     return [None if f is None else f.read() for f in files]
 
 
-#: the two metadata entries of a blob v2 descriptor field in a data file's own schema; the
-#: encoder writes them from a hash map, so their order differs between runs of pylance itself
-_PACKED_ENTRY = b"R\x1d\n\x15lance-encoding:packed\x12\x04true"
-_BLOB_ENTRY = b"R\x1b\n\x13lance-encoding:blob\x12\x04true"
-
-
-def _canonical(data: bytes) -> bytes:
-    return data.replace(_PACKED_ENTRY + _BLOB_ENTRY, _BLOB_ENTRY + _PACKED_ENTRY)
-
-
-def _data_files(root: Path) -> list[tuple[str, bytes]]:
-    """(path with the data file stem replaced, bytes) of every file under data/, sorted
-    (the descriptor field's metadata entries in one order, see ``_PACKED_ENTRY``)."""
-    out = []
-    for dirpath, _, names in os.walk(root / "data"):
-        for name in names:
-            full = Path(dirpath) / name
-            rel = full.relative_to(root / "data")
-            shape = "<stem>.lance" if rel.suffix == ".lance" else f"<stem>/{rel.name}"
-            out.append((shape, _canonical(full.read_bytes())))
-    return sorted(out)
-
-
 def _assert_reads_match(path: Path, indices: list[int]) -> None:
     ours, theirs = ls.dataset(str(path)), lance.dataset(str(path))
     a, b = ours.to_table(), theirs.to_table()
@@ -119,7 +96,7 @@ def test_blob_v1_input_on_2_2_becomes_v2_as_pylance_does(tmp_path: Path) -> None
     ls.write_dataset(_v1_table(values), str(tmp_path / "o"))
     ours, theirs = ls.dataset(str(tmp_path / "o")), lance.dataset(str(tmp_path / "p"))
     assert ours.semantic_schema.fields[1] == _top_field(theirs, "b")
-    assert _data_files(tmp_path / "o") == _data_files(tmp_path / "p")
+    assert data_files(tmp_path / "o") == data_files(tmp_path / "p")
     assert ours.to_table().equals(theirs.to_table())
     _assert_reads_match(tmp_path / "p", [2, 1, 0])
 
@@ -137,7 +114,7 @@ def test_blob_v2_writes_are_byte_identical_to_pylance(tmp_path: Path, external: 
     table = _v2_table(_v2_values(external))
     lance.write_dataset(table, tmp_path / "p", allow_external_blob_outside_bases=True)
     ls.write_dataset(table, str(tmp_path / "o"), allow_external_blob_outside_bases=True)
-    assert _data_files(tmp_path / "o") == _data_files(tmp_path / "p")
+    assert data_files(tmp_path / "o") == data_files(tmp_path / "p")
     theirs = lance.dataset(str(tmp_path / "p"))
     assert ls.dataset(str(tmp_path / "o")).semantic_schema.fields == tuple(
         ls.dataset(theirs.uri).semantic_schema.fields
@@ -155,7 +132,7 @@ def test_blob_v1_writes_are_byte_identical_to_pylance(tmp_path: Path, version: s
     table = _v1_table([b"q" * 10, None, b"r" * 70_000])
     lance.write_dataset(table, tmp_path / "p", data_storage_version=version)
     ls.write_dataset(table, str(tmp_path / "o"), data_storage_version=version)
-    assert _data_files(tmp_path / "o") == _data_files(tmp_path / "p")
+    assert data_files(tmp_path / "o") == data_files(tmp_path / "p")
     _assert_reads_match(tmp_path / "o", [2, 0, 1])
 
 
@@ -169,7 +146,7 @@ def test_blob_thresholds_and_pack_rollover_follow_field_metadata(tmp_path: Path)
     table = _v2_table(values, field)
     lance.write_dataset(table, tmp_path / "p")
     ls.write_dataset(table, str(tmp_path / "o"))
-    assert _data_files(tmp_path / "o") == _data_files(tmp_path / "p")
+    assert data_files(tmp_path / "o") == data_files(tmp_path / "p")
     kinds = ls.dataset(str(tmp_path / "o")).to_table().column("b").combine_chunks()
     assert kinds.field("kind").to_pylist() == [0, 1, 2, 1, 1, 0, 1]
     assert _bytes(ls.dataset(str(tmp_path / "o")).take_blobs("b", indices=range(7))) == values
@@ -182,7 +159,7 @@ def test_blob_payloads_with_every_byte_value_round_trip(tmp_path: Path) -> None:
     table = _v2_table(payloads)
     lance.write_dataset(table, tmp_path / "p")
     ls.write_dataset(table, str(tmp_path / "o"))
-    assert _data_files(tmp_path / "o") == _data_files(tmp_path / "p")
+    assert data_files(tmp_path / "o") == data_files(tmp_path / "p")
     assert _bytes(ls.dataset(str(tmp_path / "o")).take_blobs("b", indices=[0, 1, 2])) == payloads
 
 
@@ -190,9 +167,7 @@ def test_blob_ids_restart_per_data_file(tmp_path: Path) -> None:
     table = _v2_table([b"a" * 70_000] * 5)
     lance.write_dataset(table, tmp_path / "p", max_rows_per_file=2)
     ls.write_dataset(table, str(tmp_path / "o"), max_rows_per_file=2)
-    assert [p for p, _ in _data_files(tmp_path / "o")] == [
-        p for p, _ in _data_files(tmp_path / "p")
-    ]
+    assert [p for p, _ in data_files(tmp_path / "o")] == [p for p, _ in data_files(tmp_path / "p")]
     _assert_reads_match(tmp_path / "o", [4, 0, 2])
 
 
@@ -323,7 +298,7 @@ def test_blob_on_flagged_tables(tmp_path: Path, external: str) -> None:
     assert str(flagged.semantic_schema.field("b").semantic_type) == "blob"
     assert flagged.semantic_schema.field("b").semantic_type.kind == "value_transforming"
     assert flagged.to_table().equals(legacy.to_table())
-    assert _data_files(tmp_path / "f") == _data_files(tmp_path / "l")
+    assert data_files(tmp_path / "f") == data_files(tmp_path / "l")
     idx = list(range(len(values)))
     assert _bytes(flagged.take_blobs("b", indices=idx)) == _bytes(
         legacy.take_blobs("b", indices=idx)

@@ -148,7 +148,13 @@ class BlobFile(io.RawIOBase):
         if offset >= end:
             return b""
         self._file.seek(self._offset + offset)
-        return bytes(self._file.read(end - offset))
+        data = bytes(self._file.read(end - offset))
+        if len(data) != end - offset:  # never hand back a blob cut short
+            raise OSError(
+                f"blob at {self.location} (offset {self._offset}, size {self._size}): "
+                f"the object ends {end - offset - len(data)} bytes early"
+            )
+        return data
 
     def readinto(self, buffer: Any) -> int:
         data = self.read_range(self._pos, len(buffer))
