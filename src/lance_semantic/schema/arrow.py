@@ -44,7 +44,6 @@ from lance_semantic.schema.leaves import (
     JSON_EXTENSIONS,
     LIST_LOGICAL_TYPES,
     arrow_type_of_logical,
-    check_extension_name,
     encoding_of,
     json_logical_type,
     logical_type_of,
@@ -122,7 +121,6 @@ def _plain_field(field: Field) -> pa.Field:
     if is_blob(field):  # reads return pylance's descriptors, never the bytes
         return descriptor_field(field)
     ext = _extension_name(field)
-    check_extension_name(ext, field.path)
     metadata: dict[str, bytes] = dict(field.metadata)
     if ext is not None:
         metadata.setdefault(EXTENSION_NAME_KEY, ext.encode())
@@ -324,7 +322,6 @@ def field_from_arrow(
     metadata = _utf8_metadata(raw, path)
     ext_raw = metadata.get(EXTENSION_NAME_KEY)
     extension_name = ext_raw.decode() if ext_raw is not None else None
-    check_extension_name(extension_name, path)
     if extension_name == BLOB_V2_EXTENSION:
         check_blob_v2_storage(dt, path)  # keys kept as given (a v1 input converted on 2.2+
         # storage carries the name only, as pylance writes it)

@@ -25,13 +25,11 @@ __all__ = [
     "BFLOAT16_EXTENSION",
     "JSON_EXTENSIONS",
     "json_logical_type",
-    "BLOB_EXTENSIONS",
     "BLOB_METADATA_KEY",
     "LIST_LOGICAL_TYPES",
     "logical_type_of",
     "arrow_type_of_logical",
     "encoding_of",
-    "check_extension_name",
     "parse_int",
     "unsupported",
 ]
@@ -40,7 +38,6 @@ EXTENSION_NAME_KEY = "ARROW:extension:name"
 EXTENSION_METADATA_KEY = "ARROW:extension:metadata"
 BFLOAT16_EXTENSION = "lance.bfloat16"
 JSON_EXTENSIONS = frozenset({"arrow.json", "lance.json"})
-BLOB_EXTENSIONS = frozenset({"lance.blob.v2"})
 BLOB_METADATA_KEY = "lance-encoding:blob"
 
 # ---- The vocabulary tables (facts §5) ----
@@ -136,12 +133,6 @@ def json_logical_type(storage: pa.DataType, extension_name: str, path: str) -> s
     raise UnsupportedTypeError(path, f"{extension_name}<{storage}>", "not a JSON layout")
 
 
-def check_extension_name(name: str | None, path: str) -> None:
-    """Refuse extension names this library cannot store (blob v2, ``lance.blob.v2``, is
-    stored as pylance stores it: see :mod:`lance_semantic.schema.blob`)."""
-    return None
-
-
 # ---- Arrow type -> logical_type ----
 
 
@@ -156,8 +147,6 @@ def logical_type_of(dt: pa.DataType, path: str) -> str:
     UnsupportedTypeError
         If pylance 14 has no representation for the type (decimal32/64, intervals,
         list views, unions, run-end encoded, FSL of list/map/dict/extension, sorted maps, ...).
-    NotSupportedYetError
-        For blob-v2 extension types.
 
     Examples
     --------
@@ -167,7 +156,6 @@ def logical_type_of(dt: pa.DataType, path: str) -> str:
     'fixed_size_list:fixed_size_list:float:2:3'
     """
     if isinstance(dt, pa.BaseExtensionType):
-        check_extension_name(dt.extension_name, path)
         if dt.extension_name in JSON_EXTENSIONS:
             return json_logical_type(dt.storage_type, dt.extension_name, path)
         return logical_type_of(dt.storage_type, path)
@@ -309,7 +297,8 @@ def arrow_type_of_logical(logical_type: str, path: str = "") -> pa.DataType:
     if logical_type == "json":
         return pa.json_(pa.string())
     if logical_type == "blob":
-        raise NotSupportedYetError("blob columns")
+        # pylance 14 stores blob columns as large_binary / struct with markers (facts §10)
+        raise NotSupportedYetError("the logical type 'blob' (pylance 14 never writes it)")
     leaf = _LEAF_ARROW.get(logical_type)
     if leaf is not None:
         return leaf
