@@ -50,6 +50,7 @@ from lance_semantic.schema.leaves import (
     parse_int,
     unsupported,
 )
+from lance_semantic.types.arrow_names import with_child_fields
 
 __all__ = [
     "EXTENSION_NAME_KEY",
@@ -155,18 +156,12 @@ def physical_field(field: Field) -> pa.Field:
 
 
 def _with_children(dt: pa.DataType, children: list[pa.Field]) -> pa.DataType:
-    if pa.types.is_struct(dt):
-        return pa.struct(children)
-    if pa.types.is_list(dt):
-        return pa.list_(children[0])
-    if pa.types.is_large_list(dt):
-        return pa.large_list(children[0])
-    if pa.types.is_fixed_size_list(dt):
-        return pa.list_(children[0], dt.list_size)
+    """``dt`` around the Arrow fields of a Field's children (a map's one child is its
+    entries struct, whose members pylance names key / value)."""
     if pa.types.is_map(dt):
         key, value = children[0].type.field(0), children[0].type.field(1)
-        return pa.map_(key.with_name("key"), value.with_name("value"))
-    return dt
+        children = [key.with_name("key"), value.with_name("value")]
+    return with_child_fields(dt, children)
 
 
 def _materialize(schema: pa.Schema) -> pa.Schema:

@@ -28,6 +28,7 @@ __all__ = [
     "arrow_type_of_primitive",
     "layout_name",
     "fsl_element_name",
+    "with_child_fields",
 ]
 
 EXTENSION_NAME_KEY = b"ARROW:extension:name"
@@ -188,3 +189,23 @@ def fsl_element_name(item: pa.Field) -> str:
             return BFLOAT16
         return f"{extension.decode(errors='replace')}<{layout_name(dt)}>"
     return layout_name(dt)
+
+
+def with_child_fields(dt: pa.DataType, children: list[pa.Field]) -> pa.DataType:
+    """The nested type ``dt`` rebuilt around new child fields: a struct's members, a list's
+    or fixed-size list's item, a map's key and item (``dt`` itself otherwise).
+
+    >>> with_child_fields(pa.list_(pa.int8()), [pa.field("item", pa.int16())])
+    ListType(list<item: int16>)
+    """
+    if pa.types.is_struct(dt):
+        return pa.struct(children)
+    if pa.types.is_list(dt):
+        return pa.list_(children[0])
+    if pa.types.is_large_list(dt):
+        return pa.large_list(children[0])
+    if pa.types.is_fixed_size_list(dt):
+        return pa.list_(children[0], dt.list_size)
+    if pa.types.is_map(dt):
+        return pa.map_(children[0], children[1], dt.keys_sorted)
+    return dt

@@ -24,6 +24,7 @@ from ..schema.blob import is_blob, is_blob_v1, is_blob_v2
 from ..schema.extensions import check_append_extensions, input_arrow_extension
 from ..schema.field import Field
 from ..schema.semantic import semantic_type_of, strip_output_metadata
+from ..types.arrow_names import with_child_fields
 from ..types.layouts import OFFSET_LIMIT, accepts_input, layout_name
 from ..types.semantic import MAP, STRUCT, Decimal
 from .blob_values import logical_blob_array, logical_blob_type
@@ -216,18 +217,7 @@ def _storage_only(dt: pa.DataType) -> pa.DataType:
     field metadata (the form a data file records)."""
     if not _has_extension_type(dt) or isinstance(dt, pa.BaseExtensionType):
         return dt
-    kids = [_storage_field(c) for c in _children(dt)]
-    if pa.types.is_struct(dt):
-        return pa.struct(kids)
-    if pa.types.is_list(dt):
-        return pa.list_(kids[0])
-    if pa.types.is_large_list(dt):
-        return pa.large_list(kids[0])
-    if pa.types.is_fixed_size_list(dt):
-        return pa.list_(kids[0], dt.list_size)
-    if pa.types.is_map(dt):
-        return pa.map_(kids[0], kids[1], dt.keys_sorted)
-    return dt
+    return with_child_fields(dt, [_storage_field(c) for c in _children(dt)])
 
 
 def _file_metadata(tf: Field) -> dict[str, bytes] | None:
