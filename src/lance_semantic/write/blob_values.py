@@ -223,18 +223,23 @@ class BlobPreparer:
         path: str,
     ) -> None:
         uris = arr.field(1)
-        for row in np.flatnonzero(rows):
-            text = uris[int(row)].as_py()
-            where = self._rows + int(row)
-            if not self._allow_external:
-                raise InvalidBlobError(
-                    path,
-                    where,
-                    f"external blob URI {text!r} is outside the table's registered bases; "
-                    "pass allow_external_blob_outside_bases=True to store it as an absolute URI",
-                )
-            if "://" not in text:
-                raise InvalidBlobError(path, where, f"external URI {text!r} is not absolute")
+        if not self._allow_external:
+            row = int(np.argmax(rows))
+            raise InvalidBlobError(
+                path,
+                self._rows + row,
+                f"external blob URI {uris[row].as_py()!r} is outside the table's registered "
+                "bases; pass allow_external_blob_outside_bases=True to store it as an absolute "
+                "URI",
+            )
+        absolute = pc.fill_null(pc.match_substring(uris, "://"), False).to_numpy(
+            zero_copy_only=False
+        )
+        relative = rows & ~absolute
+        if relative.any():
+            row = int(np.argmax(relative))
+            text = uris[row].as_py()
+            raise InvalidBlobError(path, self._rows + row, f"external URI {text!r} is not absolute")
         if arr.type.num_fields < 4:
             return
         pos, size = arr.field(2), arr.field(3)
