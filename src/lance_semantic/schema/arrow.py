@@ -107,13 +107,6 @@ def _expect_children(field: Field, n: int) -> None:
         raise unsupported(field.path, field.logical_type, f"expected {n} children, got {got}")
 
 
-def _extension_name(field: Field) -> str | None:
-    if field.extension_name:
-        return field.extension_name
-    raw = field.metadata.get(EXTENSION_NAME_KEY)
-    return raw.decode() if raw is not None else None
-
-
 def _plain_field(field: Field) -> pa.Field:
     if field.logical_type == "json":  # reads return text (arrow.json), as pylance's do
         return pa.field(
@@ -121,7 +114,7 @@ def _plain_field(field: Field) -> pa.Field:
         )
     if is_blob(field):  # reads return pylance's descriptors, never the bytes
         return descriptor_field(field)
-    ext = _extension_name(field)
+    ext = field.arrow_extension_name
     metadata: dict[str, bytes] = dict(field.metadata)
     if ext is not None:
         metadata.setdefault(EXTENSION_NAME_KEY, ext.encode())

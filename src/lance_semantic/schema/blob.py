@@ -96,21 +96,14 @@ V2_PREPARED_TYPE = pa.struct(
 )
 
 
-def _extension(field: Field) -> str | None:
-    if field.extension_name:
-        return field.extension_name
-    raw = field.metadata.get(_EXT_NAME)
-    return raw.decode("utf-8", "replace") if raw is not None else None
-
-
 def is_blob_v1(field: Field) -> bool:
     """A ``large_binary`` field marked ``lance-encoding:blob`` (pylance treats the key as the
     marker whatever its value)."""
-    return BLOB_V1_KEY in field.metadata and _extension(field) != BLOB_V2_EXTENSION
+    return BLOB_V1_KEY in field.metadata and field.arrow_extension_name != BLOB_V2_EXTENSION
 
 
 def is_blob_v2(field: Field) -> bool:
-    return _extension(field) == BLOB_V2_EXTENSION
+    return field.arrow_extension_name == BLOB_V2_EXTENSION
 
 
 def is_blob(field: Field) -> bool:

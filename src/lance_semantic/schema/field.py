@@ -62,6 +62,15 @@ class Field:
     path: str = ""
 
     @property
+    def arrow_extension_name(self) -> str | None:
+        """The extension in the Arrow slot: ``extension_name``, else the field's
+        ``ARROW:extension:name`` metadata (pylance records it in one or both)."""
+        if self.extension_name:
+            return self.extension_name
+        raw = self.metadata.get("ARROW:extension:name")
+        return raw.decode() if raw is not None else None
+
+    @property
     def semantic_type(self) -> SemanticType:
         """The value domain this field's ``logical_type`` (and blob markers) name; its
         ``str()`` is the canonical name (``large_string`` -> ``string``)."""

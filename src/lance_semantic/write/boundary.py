@@ -54,13 +54,6 @@ def _children(dt: pa.DataType) -> list[pa.Field]:
     return []
 
 
-def _table_extension(field: Field) -> str | None:
-    if field.extension_name:
-        return field.extension_name
-    raw = field.metadata.get(_EXT_NAME)
-    return raw.decode() if raw is not None else None
-
-
 def _bind_blob(tf: Field, af: pa.Field, path: str) -> Field:
     """Blob v1 takes ``large_binary``; blob v2 its logical struct under ``lance.blob.v2`` or
     v1-style bytes (the Blob specification's inputs)."""
@@ -222,7 +215,7 @@ def _storage_only(dt: pa.DataType) -> pa.DataType:
 
 def _file_metadata(tf: Field) -> dict[str, bytes] | None:
     md = strip_output_metadata(tf.metadata)
-    ext = _table_extension(tf)
+    ext = tf.arrow_extension_name
     if ext is not None:
         md.setdefault(_EXT_NAME, ext.encode())
         md.setdefault(_EXT_META, b"")
@@ -325,7 +318,7 @@ def check_invariant(
     """Every array has exactly its declared layout, and the declared extension is the
     table field's; otherwise :class:`InvariantViolationError` naming the field path."""
     for arr, f, tf in zip(arrays, declared, bound, strict=True):
-        expected_ext = _table_extension(tf)
+        expected_ext = tf.arrow_extension_name
         layout, ext = _describe(f)
         if arr.type != f.type or ext != expected_ext:
             raise InvariantViolationError(tf.path, layout, expected_ext, layout_name(arr.type), ext)
