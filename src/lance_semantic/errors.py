@@ -212,31 +212,74 @@ class UnsupportedInputTypeError(WriteError, TypeError):
         )
 
 
-class InvalidJsonError(WriteError, ValueError):
-    """Raised when a json input value is not valid JSON."""
+class _RowError(WriteError):
+    """An error about one row of the caller's input. Each layer that slices or nests the
+    input shifts the row back into its own numbering (:meth:`at_offset`,
+    :meth:`in_element`), so the caller sees the row of the table or reader as given."""
+
+    row: int
+    elements: tuple[int, ...] = ()
+
+    def _message(self) -> str:
+        raise NotImplementedError
+
+    def _where(self) -> str:
+        inner = "".join(f"[{i}]" for i in self.elements)
+        return f"row {self.row}" + (f", element {inner}" if inner else "")
+
+    def _refresh(self) -> None:
+        self.args = (self._message(),)
+
+    def at_offset(self, offset: int) -> _RowError:
+        """The same error ``offset`` rows further on (a batch's rows start at ``offset``)."""
+        self.row += offset
+        self._refresh()
+        return self
+
+    def in_element(self, row: int, element: int) -> _RowError:
+        """The same error seen from the enclosing list or map: its value ``self.row`` is
+        element ``element`` of row ``row``."""
+        self.row = row
+        self.elements = (element, *self.elements)
+        self._refresh()
+        return self
+
+
+class InvalidJsonError(_RowError, ValueError):
+    """Raised when a json input value is not valid JSON. ``row`` is the row of the caller's
+    input; for json inside lists or maps, ``elements`` holds the positions inside that row
+    (outermost first)."""
 
     def __init__(self, field_path: str, row: int, reason: str = "", excerpt: str = "") -> None:
         self.field_path = field_path
         self.row = row
+        self.elements = ()
         self.reason = reason
         self.excerpt = excerpt
-        msg = f"field '{field_path}', row {row}: invalid JSON"
-        if reason:
-            msg += f": {reason}"
-        if excerpt:
-            msg += f" (near {excerpt!r})"
-        super().__init__(msg)
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        msg = f"field '{self.field_path}', {self._where()}: invalid JSON"
+        if self.reason:
+            msg += f": {self.reason}"
+        if self.excerpt:
+            msg += f" (near {self.excerpt!r})"
+        return msg
 
 
-class InvalidBlobError(WriteError, ValueError):
+class InvalidBlobError(_RowError, ValueError):
     """Raised when a blob value breaks the Blob specification's rules (neither or both of
     ``data`` and ``uri``, a half-given range, an external URI outside the table's bases)."""
 
     def __init__(self, field_path: str, row: int, reason: str) -> None:
         self.field_path = field_path
         self.row = row
+        self.elements = ()
         self.reason = reason
-        super().__init__(f"field '{field_path}', row {row}: invalid blob: {reason}")
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return f"field '{self.field_path}', {self._where()}: invalid blob: {self.reason}"
 
 
 class InvariantViolationError(WriteError):

@@ -282,6 +282,7 @@ def _rewrite(
             store,
             stream.take(n),
             fields,
+            flagged=flagged,
             version=manifest.data_storage_version,
             max_rows_per_file=n,
             on_file=on_file,

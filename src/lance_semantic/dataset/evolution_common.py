@@ -30,7 +30,7 @@ from ..storage.object_store import ObjectStore
 from ..storage.paths import DATA_DIR, new_data_file_name
 from ..types.layouts import OFFSET_LIMIT
 from ..write.blob_values import BlobPreparer, blob_columns
-from ..write.boundary import bind_input, legacy_physical, to_physical
+from ..write.boundary import Boundary, check_file_layout
 from ..write.fragments import parse_storage_version, unsliced_array
 
 __all__ = [
@@ -135,8 +135,11 @@ class _Physical:
         self._fields = tuple(fields)
         self._flagged = flagged
         table = TableSchema.of(fields)
-        self._legacy_schema = None if flagged else blob_values_schema(table, schema_to_arrow(table))
-        self._bound: tuple[Field, ...] | None = None
+        legacy = None if flagged else blob_values_schema(table, schema_to_arrow(table))
+        # legacy: the first batch is the transform's, whose fields these are (an altered
+        # column keeps extension keys its values lack); a later batch must match them
+        first = None if flagged else table.fields
+        self._boundary = Boundary(table, flagged=flagged, first=first, legacy_schema=legacy)
 
     def relaxed(self) -> _Physical:
         """The same with every column nullable (deleted rows with nothing to copy)."""
@@ -144,13 +147,7 @@ class _Physical:
         return _Physical(TableSchema.of(fields).fields, self._flagged)
 
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        if self._flagged:
-            if self._bound is None:
-                self._bound = bind_input(self._fields, batch.schema)
-            out = to_physical(batch, self._bound)
-        else:
-            assert self._legacy_schema is not None
-            out = next(iter(legacy_physical([batch], self._fields, self._legacy_schema)))
+        out = self._boundary(batch)
         if any(c.offset for c in out.columns):
             out = pa.RecordBatch.from_arrays(
                 [unsliced_array(c) for c in out.columns], schema=out.schema
@@ -189,11 +186,19 @@ def _fragment_chunks(
 class _ColumnFile:
     """One new data file of a column set: batches in the first batch's layout (later ones
     are cast to it), blob v2 columns prepared with their sidecars (as the fragment writer
-    does)."""
+    does). Its schema must hold the new fields' types (the writers' last guard)."""
 
     def __init__(
-        self, store: ObjectStore, name: str, schema: pa.Schema, version: str, written: list[str]
+        self,
+        store: ObjectStore,
+        name: str,
+        schema: pa.Schema,
+        version: str,
+        written: list[str],
+        fields: Sequence[Field],
+        flagged: bool,
     ) -> None:
+        check_file_layout(fields, schema, flagged=flagged)
         self.schema = schema
         self._sidecars: BlobSidecarWriter | None = None
         self._blobs: BlobPreparer | None = None
@@ -258,11 +263,13 @@ def write_column_files(
                 continue
             out = (strict if scatter.filler is not None else relaxed)(chunk)
             if writer is None:
-                writer = _ColumnFile(store, name, out.schema, version, written)
+                writer = _ColumnFile(store, name, out.schema, version, written, out_fields, flagged)
             writer.write(out)
         if writer is None:  # a fragment without rows: an empty file of the declared layout
             empty = pa.RecordBatch.from_pylist([], schema=out_schema)
-            writer = _ColumnFile(store, name, strict(empty).schema, version, written)
+            writer = _ColumnFile(
+                store, name, strict(empty).schema, version, written, out_fields, flagged
+            )
         done = writer.close()
         files[i] = DataFile(
             path=done.name,

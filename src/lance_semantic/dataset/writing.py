@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -11,7 +11,7 @@ from ..commit.committer import commit, latest_version, load_manifest
 from ..errors import DatasetExistsError, NotSupportedYetError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
 from ..manifest.model import Append, Fragment, Manifest, Overwrite
-from ..schema.arrow import physical_field, schema_from_arrow
+from ..schema.arrow import schema_from_arrow
 from ..schema.compatibility import match_input_fields
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import check_reserved_names, extension_names
@@ -20,7 +20,7 @@ from ..schema.semantic import canonicalize_created
 from ..storage.datafile import WRITABLE_VERSIONS
 from ..storage.object_store import ObjectStore, open_store
 from ..write.blob_values import v1_inputs_as_v2
-from ..write.boundary import bind_input, legacy_physical, to_physical
+from ..write.boundary import Boundary
 from ..write.fragments import coerce_reader, parse_storage_version, write_fragments
 
 if TYPE_CHECKING:
@@ -166,28 +166,25 @@ def write_rows(
 ) -> list[Fragment]:
     """Write rows of ``input_schema`` into new, uncommitted fragments of ``table``.
 
-    Flagged tables go through the writer boundary (any accepted layout, stored unchanged);
-    legacy tables keep the legacy rule (the table's Arrow types exactly). Each data file name
+    Every batch goes through the writer boundary: on flagged tables any accepted layout,
+    stored unchanged (batches may differ; each layout gets its own data files); legacy tables
+    keep the legacy rule (the table's Arrow types exactly). Each data file name
     is appended to ``written`` as soon as it exists, so a caller can remove them on failure.
     """
-    if flagged:
-        fields = bind_input(table.fields, input_schema)
-        physical: Iterator[pa.RecordBatch] = (to_physical(b, fields) for b in batches)
-    else:
-        fields = (
+    first = None
+    if not flagged:
+        first = (
             match_input_fields(table, input_schema, allow_missing_nullable=True)
             if appending
             else table.fields
         )
-        physical = legacy_physical(
-            batches,
-            fields,
-            pa.schema([physical_field(f) for f in fields], metadata=dict(table.metadata) or None),
-        )
+    boundary = Boundary(table, flagged=flagged, first=first)
+    fields = boundary.bind(input_schema)
     return write_fragments(
         store,
-        physical,
+        boundary.batches(batches),
         fields,
+        flagged=flagged,
         version=version,
         max_rows_per_file=max_rows_per_file,
         on_file=written.append,

@@ -157,14 +157,14 @@ class BlobPreparer:
         for i in self._columns:
             fields[i] = _prepared_field(fields[i])
         self.schema = pa.schema(fields, metadata=schema.metadata)
-        self._rows = 0  # rows already prepared, for error messages
 
     def prepare(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """``batch`` in the prepared layout, its values stored; an :class:`InvalidBlobError`
+        names a row of ``batch`` (the caller knows where it starts)."""
         cols = list(batch.columns)
         for i in self._columns:
             name = batch.schema.field(i).name
             cols[i] = self._column(cols[i], name, self._thresholds[i])
-        self._rows += batch.num_rows
         return pa.RecordBatch.from_arrays(cols, schema=self.schema)
 
     def _column(self, arr: pa.Array, path: str, limits: _Thresholds) -> pa.StructArray:
@@ -178,7 +178,7 @@ class BlobPreparer:
         bad = valid & (has_data == has_uri)
         if bad.any():
             raise InvalidBlobError(
-                path, self._rows + int(np.argmax(bad)), "exactly one of data and uri must be set"
+                path, int(np.argmax(bad)), "exactly one of data and uri must be set"
             )
         offsets = np.frombuffer(data.buffers()[1], dtype=np.int64)[
             data.offset : data.offset + n + 1
@@ -227,7 +227,7 @@ class BlobPreparer:
             row = int(np.argmax(rows))
             raise InvalidBlobError(
                 path,
-                self._rows + row,
+                row,
                 f"external blob URI {uris[row].as_py()!r} is outside the table's registered "
                 "bases; pass allow_external_blob_outside_bases=True to store it as an absolute "
                 "URI",
@@ -239,7 +239,7 @@ class BlobPreparer:
         if relative.any():
             row = int(np.argmax(relative))
             text = uris[row].as_py()
-            raise InvalidBlobError(path, self._rows + row, f"external URI {text!r} is not absolute")
+            raise InvalidBlobError(path, row, f"external URI {text!r} is not absolute")
         if arr.type.num_fields < 4:
             return
         pos, size = arr.field(2), arr.field(3)
@@ -248,7 +248,7 @@ class BlobPreparer:
         if half.any():
             raise InvalidBlobError(
                 path,
-                self._rows + int(np.argmax(half)),
+                int(np.argmax(half)),
                 "position and size of an external range must both be set or both be null",
             )
         if has_size.any():
@@ -257,7 +257,7 @@ class BlobPreparer:
             zero = has_size & (s == 0)
             if zero.any():
                 raise InvalidBlobError(
-                    path, self._rows + int(np.argmax(zero)), "an external range needs size > 0"
+                    path, int(np.argmax(zero)), "an external range needs size > 0"
                 )
             position[has_pos] = p[has_pos].astype(np.uint64)
             blob_size[has_size] = s[has_size].astype(np.uint64)

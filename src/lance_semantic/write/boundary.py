@@ -2,7 +2,7 @@
 semantic types (layer L4; spec "Data Files and the Physical Schema", "Contract and
 Invariants", "Failure Semantics").
 
-1. :func:`bind_input` checks, once per write and recursively through struct, list,
+1. :func:`bind_input` checks, once per input schema and recursively through struct, list,
    large_list, map and fixed_size_list children, that every input field's Arrow layout is an
    accepted input for its field's semantic type. Cost: O(fields), independent of rows.
 2. :func:`to_physical` hands each batch to the encoder in its physical layout:
@@ -10,6 +10,12 @@ Invariants", "Failure Semantics").
    layout that holds every value (32-bit offsets when they fit, else 64-bit).
 3. :func:`check_invariant` compares every array with the data file's declared layout and
    extension metadata just before the encoder.
+
+:class:`Boundary` runs the three on *every* batch of a write (a later batch may bring another
+schema; it is bound afresh), flagged and legacy alike, and reports rows of the caller's
+input. :func:`check_file_layout` is the last guard, run by the data file writers on each new
+file's schema: whatever path produced the batches, no file is written in a layout its
+field's type does not have.
 """
 
 from __future__ import annotations
@@ -19,19 +25,28 @@ from dataclasses import replace
 
 import pyarrow as pa
 
-from ..errors import InvariantViolationError, SchemaMismatchError, UnsupportedInputTypeError
+from ..errors import (
+    InvariantViolationError,
+    SchemaMismatchError,
+    UnsupportedInputTypeError,
+    _RowError,
+)
+from ..schema.arrow import physical_field, schema_from_arrow
 from ..schema.blob import is_blob, is_blob_v1, is_blob_v2
+from ..schema.compatibility import match_input_fields
 from ..schema.extensions import check_append_extensions, input_arrow_extension
-from ..schema.field import Field
+from ..schema.field import Field, TableSchema
 from ..schema.semantic import semantic_type_of, strip_output_metadata
 from ..types.arrow_names import with_child_fields
-from ..types.layouts import OFFSET_LIMIT, accepts_input, layout_name
+from ..types.layouts import OFFSET_LIMIT, accepts_input, is_physical_layout, layout_name
 from ..types.semantic import MAP, STRUCT, Decimal
 from .blob_values import logical_blob_array, logical_blob_type
 from .json_values import JSONB_TYPE, encode_json_values, has_json
 
 __all__ = [
+    "Boundary",
     "bind_input",
+    "check_file_layout",
     "declared_field",
     "legacy_physical",
     "to_physical",
@@ -325,31 +340,193 @@ def check_invariant(
 
 
 def legacy_physical(
-    batches: Iterable[pa.RecordBatch], fields: Sequence[Field], physical: pa.Schema
-) -> Iterator[pa.RecordBatch]:
-    """Batches of a legacy table in its one physical schema (legacy rule: the input's types
-    already equal the table's, except views, which Lance stores as their plain layouts)."""
-    required = [f for f in fields if not f.nullable]
-    for batch in batches:
-        for f in required:
+    batch: pa.RecordBatch, fields: Sequence[Field], physical: pa.Schema
+) -> pa.RecordBatch:
+    """A batch of a legacy table in its one physical schema (legacy rule: the input's types
+    already equal the table's, which the caller checked, except views, which Lance stores as
+    their plain layouts)."""
+    for f in fields:
+        if not f.nullable:
             _check_no_nulls(f, batch.column(f.name))
-        if batch.schema.equals(physical, check_metadata=True):
-            yield batch
-            continue
-        arrays = [
-            encode_json_values(col, tf)
-            if has_json(tf)
-            else logical_blob_array(col)
-            if is_blob_v2(tf)
-            else (col if col.type == f.type else col.cast(f.type))
-            for col, f, tf in zip(batch.columns, physical, fields, strict=True)
-        ]
-        # blob v2 keeps its input's logical struct: the data file stores descriptors
-        schema = pa.schema(
-            [
-                f.with_type(a.type) if is_blob_v2(tf) else f
-                for f, a, tf in zip(physical, arrays, fields, strict=True)
-            ],
-            metadata=physical.metadata,
+    if batch.schema.equals(physical, check_metadata=True):
+        return batch
+    arrays = [
+        encode_json_values(col, tf)
+        if has_json(tf)
+        else logical_blob_array(col)
+        if is_blob_v2(tf)
+        else (col if col.type == f.type else col.cast(f.type))
+        for col, f, tf in zip(batch.columns, physical, fields, strict=True)
+    ]
+    # blob v2 keeps its input's logical struct: the data file stores descriptors
+    schema = pa.schema(
+        [
+            f.with_type(a.type) if is_blob_v2(tf) else f
+            for f, a, tf in zip(physical, arrays, fields, strict=True)
+        ],
+        metadata=physical.metadata,
+    )
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# ---- every batch of a write ----------------------------------------------------------------
+
+
+def _shape(fields: Sequence[Field]) -> tuple[int, ...]:
+    """The field ids a batch bound to ``fields`` stores, in order (its data file's fields)."""
+    return tuple(f.id for top in fields for f in top.walk())
+
+
+class Boundary:
+    """The writer boundary of one write, applied to every batch (spec "Contract and
+    Invariants": *every* array handed to the encoder has its declared layout).
+
+    Each distinct input schema is bound once: on a flagged table by :func:`bind_input` (so a
+    later batch may bring another accepted layout of a column's semantic type; its rows go
+    to a new data file), on a legacy table by the legacy rule (the table's Arrow types; views
+    as their plain layouts). A batch whose types are not accepted raises
+    :class:`UnsupportedInputTypeError` / :class:`SchemaMismatchError` before it is written
+    (files written for earlier batches of the same write are never committed). Every batch
+    must carry the first batch's columns and struct members, which fix the write's field
+    ids. Errors about a row (:class:`InvalidJsonError`, :class:`InvalidBlobError`) give the
+    row of the whole input, counted across batches.
+
+    Parameters
+    ----------
+    table
+        The table schema the rows are written into.
+    flagged
+        Whether the table carries ``FLAG_SEMANTIC_TYPES``.
+    first
+        The table's fields in the shape of the first batch when the caller has matched them
+        already (a legacy create: the table was made from that schema); else the first
+        batch is bound like any other.
+    legacy_schema
+        The physical schema of a legacy write (default: each field's one Arrow type).
+    """
+
+    def __init__(
+        self,
+        table: TableSchema,
+        *,
+        flagged: bool,
+        first: Sequence[Field] | None = None,
+        legacy_schema: pa.Schema | None = None,
+    ) -> None:
+        self._table = table
+        self._flagged = flagged
+        self._first = tuple(first) if first is not None else None
+        self._legacy_schema = legacy_schema
+        self._bindings: list[tuple[pa.Schema, tuple[Field, ...], pa.Schema | None]] = []
+        self._rows = 0
+        self._batches = 0
+
+    def bind(self, schema: pa.Schema) -> tuple[Field, ...]:
+        """The table's fields in the shape of ``schema``, checked (cached per schema)."""
+        return self._binding(schema)[0]
+
+    def _binding(self, schema: pa.Schema) -> tuple[tuple[Field, ...], pa.Schema | None]:
+        for known, fields, physical in self._bindings:
+            if known.equals(schema, check_metadata=True):
+                return fields, physical
+        if self._flagged:
+            fields = bind_input(self._table.fields, schema)
+        elif not self._bindings and self._first is not None:
+            fields = self._first
+        else:
+            fields = match_input_fields(self._table, schema, allow_missing_nullable=True)
+        if self._bindings and _shape(fields) != _shape(self._bindings[0][1]):
+            first_schema, first_fields = self._bindings[0][:2]
+            pairs = zip(fields, first_fields, strict=False)
+            path = next((f.name for f, g in pairs if _shape([f]) != _shape([g])), fields[-1].name)
+            raise SchemaMismatchError(
+                path,
+                f"the first batch's columns ({', '.join(first_schema.names)})",
+                f"batch {self._batches}'s columns ({', '.join(schema.names)})",
+                "every batch of one write must carry the same columns and struct members",
+            )
+        physical = None
+        if not self._flagged:
+            physical = self._legacy_schema or pa.schema(
+                [physical_field(f) for f in fields], metadata=dict(self._table.metadata) or None
+            )
+        if len(self._bindings) >= 16:  # many alternating layouts: keep the first, forget others
+            del self._bindings[1:]
+        self._bindings.append((schema, fields, physical))
+        return fields, physical
+
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """``batch`` in its data file's physical layout."""
+        fields, physical = self._binding(batch.schema)
+        try:
+            if physical is None:
+                out = to_physical(batch, fields)
+            else:
+                out = legacy_physical(batch, fields, physical)
+        except _RowError as err:
+            err.at_offset(self._rows)
+            raise
+        self._rows += batch.num_rows
+        self._batches += 1
+        return out
+
+    def batches(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield self(batch)
+
+
+# ---- the last guard before the encoder -----------------------------------------------------
+
+
+def _check_layout(tf: Field, df: Field, dt: pa.DataType, flagged: bool) -> None:
+    if is_blob(tf):  # its layouts are the blob writer's (prepared per data file)
+        return
+    if flagged:
+        st = semantic_type_of(tf)
+        # (a bfloat16 item may be stored in its field-metadata form: ask the layout table)
+        ok = not _has_view(dt) and (
+            str(semantic_type_of(df)) == str(st) or is_physical_layout(st, dt)
         )
-        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+        expected = f"a physical layout of {semantic_type_of(tf)}"
+    else:
+        ok = df.logical_type == tf.logical_type
+        expected = tf.logical_type
+    if ok and tf.children:
+        if pa.types.is_struct(dt):
+            by_name = {c.name: c for c in tf.children}
+            pairs = [(by_name.get(c.name), c, dt.field(i).type) for i, c in enumerate(df.children)]
+        elif pa.types.is_map(dt):
+            pairs = list(
+                zip(
+                    tf.children[0].children,
+                    df.children[0].children,
+                    (dt.key_type, dt.item_type),
+                    strict=True,
+                )
+            )
+        else:  # list, large_list, fixed_size_list<struct>
+            pairs = [(tf.children[0], df.children[0], dt.value_type)]
+        for t, d, child_type in pairs:
+            if t is None:
+                ok = False
+                break
+            _check_layout(t, d, child_type, flagged)
+    if not ok:
+        raise InvariantViolationError(
+            tf.path, expected, tf.arrow_extension_name, layout_name(dt), df.arrow_extension_name
+        )
+
+
+def check_file_layout(fields: Sequence[Field], schema: pa.Schema, *, flagged: bool) -> None:
+    """Every column of a data file's ``schema`` holds its field's type at every depth: on a
+    flagged table a physical layout of the field's semantic type (never a view), on a legacy
+    table the field's one Arrow type. ``fields`` are the table fields in the file's column
+    order. Otherwise :class:`InvariantViolationError` naming the field path.
+
+    Cost: O(fields); the writers run it once per data file.
+    """
+    derived = schema_from_arrow(schema).fields
+    for tf, df, af in zip(fields, derived, schema, strict=True):
+        if df.name != tf.name:
+            raise InvariantViolationError(tf.path, tf.logical_type, None, f"column {df.name}", None)
+        _check_layout(tf, df, af.type, flagged)

@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import _RowError
 from ..manifest.model import DataFile, Fragment
 from ..schema.datafile import data_file_field_ids
 from ..schema.field import Field
@@ -19,6 +20,7 @@ from ..storage.datafile import DataFileWriter
 from ..storage.object_store import ObjectStore
 from ..storage.paths import new_data_file_name
 from .blob_values import BlobPreparer, blob_columns
+from .boundary import check_file_layout
 
 __all__ = ["coerce_reader", "write_fragments", "parse_storage_version", "unsliced_array"]
 
@@ -132,6 +134,7 @@ def write_fragments(
     batches: Iterable[pa.RecordBatch],
     fields: Sequence[Field],
     *,
+    flagged: bool,
     version: str,
     max_rows_per_file: int,
     on_file: Callable[[str], None] | None = None,
@@ -143,7 +146,10 @@ def write_fragments(
     its schema becomes the data file's schema. A new data file starts when the current one
     reaches ``max_rows_per_file`` rows or when a batch's physical schema differs (each data
     file may hold a different layout). ``fields`` are the table's top-level fields in the
-    input's shape, for ``DataFile.fields``. ``on_file`` sees each data file name as soon as
+    input's shape, for ``DataFile.fields``; each new file's schema must hold their types
+    (:func:`~lance_semantic.write.boundary.check_file_layout`, the rule of a ``flagged``
+    table or of a legacy one), or nothing is written. Errors about a row give the row of
+    ``batches`` as a whole. ``on_file`` sees each data file name as soon as
     it exists (and each blob sidecar, as ``<stem>/<id>.blob``), so a failed write can remove
     what it left behind. Blob v2 columns are prepared per data file (see
     :mod:`lance_semantic.write.blob_values`); ``allow_external_blobs`` admits external URIs.
@@ -172,34 +178,52 @@ def write_fragments(
         fragments.append(Fragment(id=0, files=(data_file,), physical_rows=written.num_rows))
 
     dictionaries = _NarrowDictionaries()
-    for batch in batches:
-        while batch.num_rows:
-            if writer is not None and (
-                writer.num_rows >= max_rows_per_file
-                or not batch.schema.equals(logical, check_metadata=True)
-                or not dictionaries.fits(batch)
-            ):
-                finish()
-                writer = None
-            if writer is None:
-                dictionaries = _NarrowDictionaries()
-                dictionaries.fits(batch)
-                name = new_data_file_name()
-                if on_file is not None:
-                    on_file(name)
-                logical = batch.schema
-                blobs = sidecars = None
-                if blob_columns(batch.schema):
-                    sidecars = BlobSidecarWriter(store, name, on_file)
-                    blobs = BlobPreparer(
-                        sidecars, batch.schema, allow_external=allow_external_blobs
-                    )
-                schema = blobs.schema if blobs is not None else batch.schema
-                writer = DataFileWriter(store, name, schema, version)
-            room = max_rows_per_file - writer.num_rows
-            part = _unsliced(batch.slice(0, room) if batch.num_rows > room else batch)
-            writer.write(part if blobs is None else blobs.prepare(part))
-            batch = batch.slice(room) if batch.num_rows > room else batch.slice(0, 0)
+    done = 0  # rows of ``batches`` written so far
+    try:
+        for batch in batches:
+            while batch.num_rows:
+                if writer is not None and (
+                    writer.num_rows >= max_rows_per_file
+                    or not batch.schema.equals(logical, check_metadata=True)
+                    or not dictionaries.fits(batch)
+                ):
+                    finish()
+                    writer = None
+                if writer is None:
+                    dictionaries = _NarrowDictionaries()
+                    dictionaries.fits(batch)
+                    name = new_data_file_name()
+                    if on_file is not None:
+                        on_file(name)
+                    if logical is None or not batch.schema.equals(logical, check_metadata=True):
+                        check_file_layout(fields, batch.schema, flagged=flagged)
+                    logical = batch.schema
+                    blobs = sidecars = None
+                    if blob_columns(batch.schema):
+                        sidecars = BlobSidecarWriter(store, name, on_file)
+                        blobs = BlobPreparer(
+                            sidecars, batch.schema, allow_external=allow_external_blobs
+                        )
+                    schema = blobs.schema if blobs is not None else batch.schema
+                    writer = DataFileWriter(store, name, schema, version)
+                room = max_rows_per_file - writer.num_rows
+                part = _unsliced(batch.slice(0, room) if batch.num_rows > room else batch)
+                try:
+                    writer.write(part if blobs is None else blobs.prepare(part))
+                except _RowError as err:  # rows of ``part``, which starts at row ``done``
+                    err.at_offset(done)
+                    raise
+                done += part.num_rows
+                batch = batch.slice(room) if batch.num_rows > room else batch.slice(0, 0)
+    except BaseException:
+        # close the open file so that it is a named file (which the caller removes), not the
+        # encoder's anonymous temporary one
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
+        raise
     if writer is not None:
         finish()
     return fragments

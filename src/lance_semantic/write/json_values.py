@@ -8,11 +8,12 @@ validated and converted; pre-encoded ``lance.json`` is checked and stored as it 
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codecs.json import encode_json, validate_jsonb
-from ..errors import UnsupportedInputTypeError
+from ..errors import InvalidJsonError, UnsupportedInputTypeError
 from ..schema.field import Field
 
 __all__ = ["has_json", "encode_json_values", "JSONB_TYPE"]
@@ -37,8 +38,23 @@ def _to_jsonb(arr: pa.Array, field: Field) -> pa.Array:
     raise UnsupportedInputTypeError(field.path, "json", str(dt))
 
 
+def _elements(values: pa.Array, field: Field, offsets: pa.Array) -> pa.Array:
+    """The json values of list or map elements, an error's row turned into the row of the
+    list that holds it (``offsets`` start at 0) plus the element's position in it."""
+    try:
+        return encode_json_values(values, field)
+    except InvalidJsonError as err:
+        starts = offsets.to_numpy(zero_copy_only=False)
+        row = int(np.searchsorted(starts, err.row, side="right")) - 1
+        raise err.in_element(row, err.row - int(starts[row])) from None
+
+
 def encode_json_values(arr: pa.Array, field: Field) -> pa.Array:
-    """``arr`` (the input for table field ``field``) with every json value as JSONB."""
+    """``arr`` (the input for table field ``field``) with every json value as JSONB.
+
+    Raises :class:`InvalidJsonError` whose ``row`` is a row of ``arr`` (for a value inside a
+    list or map, the row holding it, with its positions in ``elements``).
+    """
     if field.logical_type == "json":
         return _to_jsonb(arr, field)
     if not has_json(field):
@@ -60,8 +76,8 @@ def encode_json_values(arr: pa.Array, field: Field) -> pa.Array:
         offsets = arr.offsets
         base = offsets[0].as_py() if len(arr) else 0
         end = offsets[-1].as_py() if len(arr) else 0
-        values = encode_json_values(arr.values.slice(base, end - base), field.children[0])
         rebased = pc.subtract(offsets, base).cast(offsets.type)
+        values = _elements(arr.values.slice(base, end - base), field.children[0], rebased)
         item = dt.value_field.with_type(values.type)
         cls = pa.ListArray if pa.types.is_list(dt) else pa.LargeListArray
         target = pa.list_(item) if pa.types.is_list(dt) else pa.large_list(item)
@@ -72,7 +88,8 @@ def encode_json_values(arr: pa.Array, field: Field) -> pa.Array:
             if not arr.null_count
             else arr.values.slice(arr.offset * dt.list_size, len(arr) * dt.list_size)
         )
-        values = encode_json_values(flat, field.children[0])
+        size = dt.list_size
+        values = _elements(flat, field.children[0], pa.array(np.arange(len(arr)) * size))
         target = pa.list_(dt.value_field.with_type(values.type), dt.list_size)
         return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)
     if pa.types.is_map(dt):
@@ -80,9 +97,9 @@ def encode_json_values(arr: pa.Array, field: Field) -> pa.Array:
         key_f, value_f = entries.children
         base = arr.offsets[0].as_py() if len(arr) else 0
         end = arr.offsets[-1].as_py() if len(arr) else 0
-        keys = encode_json_values(arr.keys.slice(base, end - base), key_f)  # .keys ignores
-        items = encode_json_values(arr.items.slice(base, end - base), value_f)  # the slice
         offsets = pc.subtract(arr.offsets, base)
+        keys = _elements(arr.keys.slice(base, end - base), key_f, offsets)  # .keys and .items
+        items = _elements(arr.items.slice(base, end - base), value_f, offsets)  # ignore slices
         target = pa.map_(dt.key_field.with_type(keys.type), dt.item_field.with_type(items.type))
         return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=mask)
     return arr
