@@ -18,11 +18,13 @@ import pyarrow.types as pat
 
 from lance_semantic.errors import NotSupportedYetError, UnsupportedTypeError
 from lance_semantic.schema.field import ENCODING
+from lance_semantic.types.arrow_names import fsl_element_name
 
 __all__ = [
     "EXTENSION_NAME_KEY",
     "EXTENSION_METADATA_KEY",
     "BFLOAT16_EXTENSION",
+    "is_bfloat16",
     "JSON_EXTENSIONS",
     "json_logical_type",
     "BLOB_METADATA_KEY",
@@ -133,6 +135,14 @@ def json_logical_type(storage: pa.DataType, extension_name: str, path: str) -> s
     raise UnsupportedTypeError(path, f"{extension_name}<{storage}>", "not a JSON layout")
 
 
+def is_bfloat16(item: pa.Field) -> bool:
+    """Whether a fixed-size list's item field holds ``lance.bfloat16`` values, in either form
+    pylance reads return: the registered ``lance.arrow.BFloat16Type``, or (when
+    ``lance.arrow`` is not imported) ``fixed_size_binary(2)`` storage whose field carries
+    ``ARROW:extension:name = lance.bfloat16``. Both are one type (facts §5)."""
+    return fsl_element_name(item) == BFLOAT16_EXTENSION
+
+
 # ---- Arrow type -> logical_type ----
 
 
@@ -175,16 +185,20 @@ def logical_type_of(dt: pa.DataType, path: str) -> str:
             raise unsupported(path, dt, "maps with keys_sorted=True are not supported")
         return "map"
     if pat.is_fixed_size_list(dt):
-        return f"fixed_size_list:{_fsl_element_logical(dt.value_type, path)}:{dt.list_size}"
+        return f"fixed_size_list:{_fsl_element_logical(dt.value_field, path)}:{dt.list_size}"
     if pat.is_dictionary(dt):
         return _dictionary_logical(dt, path)
     raise unsupported(path, dt)
 
 
-def _fsl_element_logical(item: pa.DataType, path: str) -> str:
+def _fsl_element_logical(item_field: pa.Field, path: str) -> str:
+    item = item_field.type
+    if is_bfloat16(item_field):
+        return BFLOAT16_EXTENSION
+    if (item_field.metadata or {}).get(EXTENSION_NAME_KEY.encode()) == BFLOAT16_EXTENSION.encode():
+        # pylance 14 refuses this too ("does not match the file schema")
+        raise unsupported(path, item, "lance.bfloat16 values are fixed_size_binary(2)")
     if isinstance(item, pa.BaseExtensionType):
-        if item.extension_name == BFLOAT16_EXTENSION:
-            return BFLOAT16_EXTENSION
         raise unsupported(path, item, "fixed_size_list of an extension type")
     if pat.is_struct(item):
         return "struct"

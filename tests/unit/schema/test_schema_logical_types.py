@@ -188,6 +188,22 @@ def test_fixed_size_list_of_bfloat16_folds_the_extension_name() -> None:
     }
 
 
+def test_fixed_size_list_of_bfloat16_in_metadata_form_is_the_same_type() -> None:
+    """pylance's reads return this form when ``lance.arrow`` is not imported."""
+    keys = {"ARROW:extension:name": "lance.bfloat16", "ARROW:extension:metadata": ""}
+    item = pa.field("item", pa.binary(2), metadata=keys)
+    assert logical_type_of(pa.list_(item, 8), "v") == "fixed_size_list:lance.bfloat16:8"
+    nested = pa.list_(pa.field("item", pa.list_(item, 2)), 3)
+    assert logical_type_of(nested, "v") == "fixed_size_list:fixed_size_list:lance.bfloat16:2:3"
+    # bfloat16 storage is fixed_size_binary(2); pylance 14 refuses the name on other storage
+    wide = pa.field("item", pa.binary(4), metadata=keys)
+    with pytest.raises(UnsupportedTypeError) as info:
+        logical_type_of(pa.list_(wide, 8), "v")
+    assert info.value.field_path == "v"
+    # the round trip gives the metadata form back
+    assert arrow_type_of_logical("fixed_size_list:lance.bfloat16:8") == pa.list_(item, 8)
+
+
 @pytest.mark.parametrize("dt", REJECTED, ids=str)
 def test_rejected_types_raise_unsupported_type(dt: pa.DataType) -> None:
     with pytest.raises(UnsupportedTypeError) as info:
