@@ -10,9 +10,11 @@ writes per operation", §4 field ids; spec "Output Encoding", "Extension Semanti
   semantic type (``string`` -> ``large_string``, ``decimal128`` -> ``decimal256`` at the
   same precision and scale, ``list`` -> ``large_list``, a dictionary of strings) only changes
   the field's output encoding: no data file is written and the field keeps its id.
-* Field metadata, extension name and extension metadata (``ARROW:extension:*``) survive
-  every alteration, also a type change (pylance 14 drops them there; the contract keeps
-  them).
+* Extension name and extension metadata (``ARROW:extension:*``, and the layered
+  ``lance-schema:extension-*``) survive every alteration, also a type change (pylance 14
+  drops them there; the contract keeps them). Other field metadata survives renames and
+  nullability changes; a type change on a legacy table drops it, as pylance 14 does (on a
+  table with semantic types it stays).
 
 ``add_columns`` lives in :mod:`.evolution_add`.
 """
@@ -33,7 +35,14 @@ from ..manifest.model import DataFile, Fragment, Merge, Project, preserves_nulla
 from ..read.output import output_field
 from ..schema.arrow import field_from_arrow, field_to_arrow
 from ..schema.datafile import check_storage_version_support
-from ..schema.extensions import check_reserved_names, extension_names
+from ..schema.extensions import (
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    LAYERED_METADATA_KEY,
+    LAYERED_NAME_KEY,
+    check_reserved_names,
+    extension_names,
+)
 from ..schema.field import Field, TableSchema, freeze_metadata
 from ..schema.semantic import OUTPUT_ENCODING_KEY, canonicalize_created, semantic_type_of
 from ..write.fragments import parse_storage_version
@@ -62,6 +71,11 @@ __all__ = [
 ]
 
 _ALTERATION_KEYS = frozenset({"path", "name", "nullable", "data_type"})
+
+#: the field metadata that names an extension semantic type (both slots, open decision 2)
+_EXTENSION_KEYS = frozenset(
+    {EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY, LAYERED_NAME_KEY, LAYERED_METADATA_KEY}
+)
 
 
 def _field(schema: TableSchema, path: str) -> Field:
@@ -324,6 +338,9 @@ class _Alteration:
         metadata = dict(dest.metadata)
         if self.flagged:  # the old layout's output encoding goes; the new layout decides
             metadata.pop(OUTPUT_ENCODING_KEY, None)
+        else:  # legacy = pylance, which drops the field's metadata on a type change; the
+            # extension keys stay (the contract keeps extension metadata through evolution)
+            metadata = {k: v for k, v in metadata.items() if k in _EXTENSION_KEYS}
         arrow = pa.field(dest.name, data_type, dest.nullable, metadata=metadata or None)
         check_reserved_names(
             [field_from_arrow(arrow, ids=itertools.count(), parent_id=src.parent_id)],
