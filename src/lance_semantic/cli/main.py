@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "set-output-encoding", help="record the layout reads of a field return (metadata only)"
     )
     p_enc.add_argument("uri")
-    p_enc.add_argument("path", help="field path, e.g. name or s.child or l.item")
+    p_enc.add_argument("path", help="field path, e.g. name, s.child, l.item, m.key or m.value")
     p_enc.add_argument(
         "encoding", help="e.g. large_utf8, utf8_view, dictionary:int16:utf8; 'none' clears"
     )

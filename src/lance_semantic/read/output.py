@@ -49,9 +49,30 @@ def output_schema(
                 "table (upgrade it with ls.upgrade)",
             )
         return schema_to_arrow(table)
-    overrides = dict(overrides or {})
-    fields = [output_field(f, overrides) for f in table.fields]
+    by_path = _by_field_path(table, overrides or {})
+    fields = [output_field(f, by_path) for f in table.fields]
     return pa.schema(fields, metadata=dict(table.metadata) or None)
+
+
+def _by_field_path(table: TableSchema, overrides: Mapping[str, str]) -> dict[str, str]:
+    """The overrides keyed by each field's ``Field.path``: every spelling
+    :meth:`TableSchema.field` takes (``m.value`` for ``m.entries.value``) reaches its field.
+    Paths outside ``table`` (a projection of the table) are left out."""
+    out: dict[str, str] = {}
+    for path, encoding in overrides.items():
+        try:
+            field = table.field(path)
+        except KeyError:
+            continue
+        field_path = field.path
+        if not is_blob(field):  # checked here to name the path as the caller spelled it
+            validate_output_encoding(semantic_type_of(field), encoding, path=path)
+        if out.get(field_path, encoding) != encoding:
+            raise InvalidOutputEncodingError(
+                path, str(encoding), f"another encoding is requested for '{field_path}'"
+            )
+        out[field_path] = encoding
+    return out
 
 
 def check_override_paths(table: TableSchema, overrides: Mapping[str, str]) -> None:

@@ -149,11 +149,28 @@ class TableSchema:
         return {f.path: f for f in self}
 
     def field(self, path: str) -> Field:
-        """The field at a dotted ``path``; raises ``KeyError`` naming the path."""
-        try:
-            return self._by_path[path]
-        except KeyError:
-            raise KeyError(f"no field '{path}' in schema") from None
+        """The field at a dotted ``path``; raises ``KeyError`` naming the path.
+
+        List items are ``<list>.item`` (the item field's name); map parts are
+        ``<map>.key`` / ``<map>.value``, or in the long form of the stored tree
+        ``<map>.entries.key`` / ``<map>.entries.value`` (``Field.path`` spells that one).
+        Both forms nest: ``s.m.value``, ``l.item.value`` for a map inside a list.
+
+        Examples
+        --------
+        >>> kv = [Field("key", 3, 2, "string", False), Field("value", 4, 2, "int64")]
+        >>> entries = Field("entries", 2, 1, "struct", False, children=tuple(kv))
+        >>> m = Field("m", 1, 0, "map", children=(entries,))
+        >>> ts = TableSchema.of([Field("s", 0, -1, "struct", children=(m,))])
+        >>> ts.field("s.m.value").path, ts.field("s.m.entries.key").path
+        ('s.m.entries.value', 's.m.entries.key')
+        """
+        found = self._by_path.get(path)
+        if found is None:
+            found = _resolve(self.fields, path)
+        if found is None:
+            raise KeyError(f"no field '{path}' in schema")
+        return found
 
     def field_by_id(self, field_id: int) -> Field:
         return self._by_id[field_id]
@@ -180,3 +197,19 @@ class TableSchema:
         """A schema of the named top-level fields, in the given order."""
         by_name = {f.name: f for f in self.fields}
         return TableSchema(tuple(by_name[n] for n in names), self.metadata)
+
+
+def _resolve(candidates: Sequence[Field], rest: str) -> Field | None:
+    """The field at ``rest`` below ``candidates``, a map's parts also reachable without the
+    ``entries`` step (names may contain dots: every split is tried)."""
+    for f in candidates:
+        if rest == f.name:
+            return f
+        if rest.startswith(f.name + "."):
+            below: Sequence[Field] = f.children
+            if f.logical_type == "map" and len(f.children) == 1:
+                below = (*f.children, *f.children[0].children)
+            found = _resolve(below, rest[len(f.name) + 1 :])
+            if found is not None:
+                return found
+    return None
