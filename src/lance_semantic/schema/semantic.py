@@ -18,6 +18,7 @@ from ..types.layouts import (
     default_output_encoding,
     encoding_of_layout,
     is_known_output_encoding,
+    validate_output_encoding,
 )
 from ..types.logical_type import parse_any_logical_type
 from ..types.semantic import BLOB, JSON, SemanticType
@@ -73,14 +74,43 @@ def is_representation_only(st: SemanticType) -> bool:
     return st.kind == "representation"
 
 
+def _check_given_entry(field: Field, st: SemanticType) -> None:
+    """An output-encoding entry the input field carries is set like ``set_output_encoding``
+    sets one: it must be valid for the field's type and parameters (spec "Failure
+    Semantics"), whether or not the input layout then takes its place."""
+    raw = field.metadata.get(OUTPUT_ENCODING_KEY)
+    if raw is not None:
+        validate_output_encoding(st, raw.decode("utf-8", "replace"), path=field.path)
+
+
+def _json_layout(arrow_field: pa.Field) -> str | None:
+    """``lance.json`` for a JSONB input (large_binary + ``lance.json``), which reads back as
+    JSONB; None for ``arrow.json`` text, the default."""
+    dt = arrow_field.type
+    if isinstance(dt, pa.BaseExtensionType):
+        return None if dt.extension_name == "arrow.json" else dt.extension_name
+    raw = (arrow_field.metadata or {}).get(b"ARROW:extension:name")
+    return raw.decode() if raw is not None and raw != b"arrow.json" else None
+
+
 def _canonical_field(field: Field, arrow_field: pa.Field) -> Field:
+    st = semantic_type_of(field)
+    _check_given_entry(field, st)
     if is_blob(field):  # the Blob specification governs its representation
+        for child in field.children:
+            _check_given_entry(child, semantic_type_of(child))
         return field
-    st, _implied = parse_any_logical_type(field.logical_type)
     children_arrow = _arrow_children(arrow_field.type)
     children = tuple(
         _canonical_field(c, a) for c, a in zip(field.children, children_arrow, strict=True)
     )
+    if st is JSON:
+        layout = _json_layout(arrow_field)
+        if layout is None:
+            return replace(field, children=children)
+        metadata = dict(field.metadata)
+        metadata[OUTPUT_ENCODING_KEY] = layout.encode()
+        return replace(field, metadata=freeze_metadata(metadata), children=children)
     if not is_representation_only(st):
         return replace(field, children=children)
     metadata = dict(field.metadata)
@@ -117,7 +147,18 @@ def canonicalize_created(table: TableSchema, arrow_schema: pa.Schema) -> TableSc
     ``table`` is the legacy field tree of the same schema (ids already assigned). Every
     representation-only field gets its canonical ``logical_type``; when the input layout
     differs from the type's default it is recorded as the field's output encoding, so a
-    LargeUtf8 input reads back as LargeUtf8 (spec "Output Encoding").
+    LargeUtf8 input reads back as LargeUtf8 (spec "Output Encoding"); a json column created
+    from JSONB (``lance.json``) input records ``lance.json``.
+
+    This is where every created flagged schema (create, overwrite, ``add_columns``,
+    ``alter_columns``) gets its output-encoding entries, so it is also where an entry given
+    in the input field metadata, at any depth, is validated.
+
+    Raises
+    ------
+    InvalidOutputEncodingError
+        An input field carries an output-encoding entry that is invalid for its semantic
+        type or parameters (``decimal128`` on ``decimal:40:1``, anything on an ``int32``).
     """
     fields = tuple(_canonical_field(f, a) for f, a in zip(table.fields, arrow_schema, strict=True))
     return TableSchema.of(fields, table.metadata)
