@@ -23,6 +23,7 @@ import pyarrow as pa
 from ..commit.committer import commit
 from ..errors import NotSupportedYetError
 from ..manifest.model import Merge, preserves_nullability
+from ..read.views import has_view, to_kernel_layout
 from ..schema.arrow import assign_new_ids
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import check_reserved_names
@@ -122,18 +123,21 @@ def _add_sql(ds: Dataset, transforms: Mapping[str, str], batch_size: int | None)
             raise TypeError(f"column expressions must be strings, got {type(sql).__name__}")
     needed = referenced_columns(" ".join(transforms.values()), table.names)
     plan = plan_scan(table, needed, None, flagged=ds.semantic_types)
-    null_types = [is_null_cast(sql, plan.read_schema) for sql in transforms.values()]
+    # the expressions see the columns as reads return them (views included): the new
+    # columns' layouts, recorded as their output encodings, follow them
+    null_types = [is_null_cast(sql, plan.layout_schema) for sql in transforms.values()]
     if transforms and all(t is not None for t in null_types):
         return _add_all_null(
             ds, pa.schema([pa.field(n, t) for n, t in zip(transforms, null_types, strict=True)])
         )
-    exprs = [ColumnExpression(name, sql, plan.read_schema) for name, sql in transforms.items()]
+    exprs = [ColumnExpression(name, sql, plan.layout_schema) for name, sql in transforms.items()]
     out = pa.schema([e.field for e in exprs])
 
     def transform(batch: pa.RecordBatch) -> pa.RecordBatch:
-        return pa.RecordBatch.from_arrays([e.evaluate(batch) for e in exprs], schema=out)
+        values = pa.RecordBatch.from_arrays([e.evaluate(batch) for e in exprs], schema=out)
+        return _without_views(values)
 
-    source = ColumnSource(plan.top_fields, plan.read_schema, transform)
+    source = ColumnSource(plan.top_fields, plan.layout_schema, transform)
     return _write_and_commit(ds, out, source, batch_size)
 
 
@@ -183,7 +187,7 @@ def _add_udf(
                 ", ".join(out_schema.names),
                 f"the function returned a batch of schema {result.schema}, expected {out_schema}",
             )
-        return result
+        return _without_views(result)
 
     source = ColumnSource(plan.top_fields, plan.read_schema, transform)
     return _write_and_commit(ds, out_schema, source, batch_size)
@@ -237,7 +241,7 @@ def _add_reader(ds: Dataset, data: Any, batch_size: int | None) -> Dataset:
     feed = _RowFeed(reader)
 
     def transform(batch: pa.RecordBatch) -> pa.RecordBatch:
-        return feed.take(batch.num_rows) if batch.num_rows else _empty(feed.schema)
+        return _without_views(feed.take(batch.num_rows) if batch.num_rows else _empty(feed.schema))
 
     plan = plan_scan(ds.semantic_schema, [], None, flagged=ds.semantic_types)
     source = ColumnSource(plan.top_fields, plan.read_schema, transform)
@@ -246,6 +250,17 @@ def _add_reader(ds: Dataset, data: Any, batch_size: int | None) -> Dataset:
 
 def _empty(schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], schema=schema)
+
+
+def _without_views(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """New column values with views (at any depth) in their non-view layouts: the rows are
+    placed at their physical offsets by a take, and Arrow has none for views; the data
+    file stores the non-view layout anyway, and the declared (view) layout is what the new
+    field records as its output encoding."""
+    if not any(has_view(t) for t in batch.schema.types):
+        return batch
+    arrays = [to_kernel_layout(c, f.name) for c, f in zip(batch.columns, batch.schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
 def add_columns(

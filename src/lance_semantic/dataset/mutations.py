@@ -27,14 +27,13 @@ from ..errors import (
     SchemaMismatchError,
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Update
-from ..read.output import blob_values_schema
 from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
 from ..schema.compatibility import match_input_fields
 from ..storage.deletions import write_deleted_rows
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
 from .expressions import MatchCondition, SqlExpression, referenced_columns
-from .scan import plan_scan
+from .scan import ScanPlan, plan_scan
 from .writing import write_rows
 
 if TYPE_CHECKING:
@@ -87,14 +86,13 @@ def _scan(
     batch_size: int = 0,
     post: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
 ) -> Iterator[tuple[Fragment, pa.RecordBatch]]:
-    """Live rows (with their ``_rowoffset``) of every fragment matching ``where``.
+    """Live rows (with their ``_rowoffset``) of every fragment matching ``where``, in the
+    layout rows are written back in (:func:`_rows_plan`).
 
     Fragments are read and filtered on a small thread pool (the decoding releases the GIL),
     at most ``_WINDOW`` ahead of the consumer, in fragment order; ``post`` runs there too.
     """
-    plan = plan_scan(
-        ds.semantic_schema, columns, where, flagged=ds.semantic_types, blob_values=True
-    )
+    plan = _rows_plan(ds, columns, where)
     schema = ds.semantic_schema
 
     def one(frag: Fragment) -> list[pa.RecordBatch]:
@@ -110,6 +108,21 @@ def _scan(
     for frag, batches in _ordered_window(one, ds.manifest.fragments):
         for batch in batches:
             yield frag, batch
+
+
+def _rows_plan(ds: Dataset, columns: Sequence[str] | None, where: Filter | None) -> ScanPlan:
+    """How mutations read rows: blob values, not descriptors, and in the kernel layout
+    (``read_schema``: no views -- Arrow has no filter, take or join kernel for them -- and on
+    flagged tables no dictionaries, which any layout may replace in a rewrite and whose key
+    could be too narrow for new values); that is also the layout rows are written back in."""
+    return plan_scan(
+        ds.semantic_schema,
+        columns,
+        where,
+        flagged=ds.semantic_types,
+        blob_values=True,
+        plain_dictionaries=ds.semantic_types,
+    )
 
 
 def _ordered_window(
@@ -274,7 +287,7 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
         if name not in table.names:
             raise SchemaMismatchError(name, "<absent>", "update", "no such column")
     exprs = {name: SqlExpression(sql) for name, sql in updates.items()}
-    out = blob_values_schema(table, ds.schema)  # rows are written back: blob values
+    out = _rows_plan(ds, None, None).read_schema  # the layout rows are written back in
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
 
@@ -342,7 +355,9 @@ class MergeInsertBuilder:
 
     def _execute(self, data: pa.Table) -> MergeInsertResult:
         ds = self._ds
-        out = blob_values_schema(ds.semantic_schema, ds.schema)  # rows written back
+        # whole target rows, and the layout rows are written back in (no views, ...)
+        full = _rows_plan(ds, None, None)
+        out = full.read_schema
         _check_source(ds, data.schema)
         source = _conform_source(data, out, self._on)
         n = source.num_rows
@@ -360,9 +375,6 @@ class MergeInsertBuilder:
             key_cols += [
                 c for c in referenced_columns(self._delete_expr, out.names) if c not in key_cols
             ]
-        full = plan_scan(
-            ds.semantic_schema, None, None, flagged=ds.semantic_types, blob_values=True
-        )
         schema = ds.semantic_schema
         source_key = source.column(self._on[0]).combine_chunks()
         needs_target = self._condition is not None or set(source_cols) != set(out.names)

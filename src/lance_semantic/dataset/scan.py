@@ -20,11 +20,13 @@ from ..errors import ReadError
 from ..manifest.model import Fragment
 from ..read.output import blob_values_schema, check_override_paths, output_schema
 from ..read.scan import FragmentReader, empty_rows
+from ..read.views import kernel_schema, to_layout
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
 from .expressions import SqlExpression, referenced_columns
 
 __all__ = [
+    "Output",
     "Predicate",
     "ScanPlan",
     "plan_scan",
@@ -71,12 +73,26 @@ def _eval(table: pa.Table, expr: pc.Expression) -> pa.ChunkedArray:
 
 
 @dataclass(frozen=True)
+class Output:
+    """One output column: a field path from a read top-level field."""
+
+    name: str
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ScanPlan:
     top_fields: tuple[Field, ...]  # what is read from the fragments
+    #: the read fields in their kernel layout (no views): what filters, takes and rewrites
+    #: read into
     read_schema: pa.Schema
-    outputs: tuple[tuple[str, tuple[str, ...]], ...]  # (output name, path from a top field)
+    #: the read fields in their output layouts (views included)
+    layout_schema: pa.Schema
+    outputs: tuple[Output, ...]
     output_schema: pa.Schema
     predicate: Predicate | None
+    #: the top-level fields the outputs use
+    used: tuple[str, ...] = ()
 
 
 def plan_scan(
@@ -87,40 +103,54 @@ def plan_scan(
     flagged: bool = False,
     output_encodings: Mapping[str, str] | None = None,
     blob_values: bool = False,
+    plain_dictionaries: bool = False,
 ) -> ScanPlan:
     """What to read for ``columns`` (and ``filter``) and the schema reads return.
 
     ``blob_values``: blob columns come back as their values (bytes, or the logical blob v2
-    struct) instead of pylance's descriptors -- what rewrites write back."""
+    struct) instead of pylance's descriptors -- what rewrites write back.
+    ``plain_dictionaries``: the kernel layout also decodes dictionaries (rewrites of a
+    flagged table: any layout may be written back, and a narrow key could not hold new
+    values)."""
     predicate = Predicate(filter, table) if filter is not None else None
+    outputs: list[Output] = []
+    needed: list[str] = []
     if columns is None:
         columns = table.names
     if isinstance(columns, str):
         columns = [columns]
-    outputs = []
-    needed: list[str] = []
     for col in columns:
         parts = _split_path(table, col)
-        outputs.append((col, parts))
+        outputs.append(Output(col, parts))
         if parts[0] not in needed:
             needed.append(parts[0])
+    used = [n for n in table.names if n in needed]
     for name in predicate.columns if predicate else ():
         if name not in needed:
             needed.append(name)
     sub = table.select(needed)
     if output_encodings:
         check_override_paths(table, output_encodings)
-    read_schema = output_schema(sub, flagged=flagged, overrides=output_encodings)
+    layout_schema = output_schema(sub, flagged=flagged, overrides=output_encodings)
     if blob_values:
-        read_schema = blob_values_schema(sub, read_schema)
+        layout_schema = blob_values_schema(sub, layout_schema)
+    read_schema = kernel_schema(layout_schema, dictionaries=plain_dictionaries)
     out_fields = []
-    for name, parts in outputs:
-        f = read_schema.field(parts[0])
-        for p in parts[1:]:
+    for out in outputs:
+        f = layout_schema.field(out.path[0])
+        for p in out.path[1:]:
             f = f.type.field(p)
-        out_fields.append(f.with_name(name))
-    out_schema = pa.schema(out_fields, metadata=read_schema.metadata)
-    return ScanPlan(sub.fields, read_schema, tuple(outputs), out_schema, predicate)
+        out_fields.append(f.with_name(out.name))
+    out_schema = pa.schema(out_fields, metadata=layout_schema.metadata)
+    return ScanPlan(
+        sub.fields,
+        read_schema,
+        layout_schema,
+        tuple(outputs),
+        out_schema,
+        predicate,
+        tuple(used),
+    )
 
 
 def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:
@@ -143,14 +173,27 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=8, thread_name_prefix="lance-semantic-take")
 
 
+def _in_layout(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
+    """The columns the outputs use, in their output layouts (a batch read into the kernel
+    layout is converted here, after any filter or take)."""
+    arrays, fields = [], []
+    for name in plan.used:
+        f = plan.layout_schema.field(name)
+        arrays.append(to_layout(batch.column(name), f.type, name))
+        fields.append(f)
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
 def project(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
-    """Select the plan's output columns (struct children by path) from a read batch."""
+    """The plan's output columns (struct children by path) of a batch read into
+    ``plan.read_schema`` or ``plan.layout_schema``."""
     if not plan.outputs:  # columns=[]: keep the row count
         return empty_rows(batch.num_rows)
+    batch = _in_layout(batch, plan)
     arrays = []
-    for _name, parts in plan.outputs:
-        arr = batch.column(parts[0])
-        for p in parts[1:]:
+    for out in plan.outputs:
+        arr = batch.column(out.path[0])
+        for p in out.path[1:]:
             arr = pc.struct_field(arr, p)
         arrays.append(arr)
     return pa.RecordBatch.from_arrays(arrays, schema=plan.output_schema)
@@ -160,7 +203,10 @@ def take_rows(
     readers: Sequence[FragmentReader], starts: Sequence[int], indices: np.ndarray, plan: ScanPlan
 ) -> pa.Table:
     """Rows at ``indices`` (offsets into the live rows of ``readers`` laid end to end, the
-    i-th starting at ``starts[i]``), in the order given, duplicates allowed."""
+    i-th starting at ``starts[i]``), in the order given, duplicates allowed.
+
+    The readers read into ``plan.read_schema`` (no views: Arrow has no take kernel for
+    them); the rows are converted to their output layouts after the take."""
     uniq, inverse = np.unique(indices, return_inverse=True)
     frag_of = np.searchsorted(np.asarray(starts), uniq, side="right") - 1
     groups = [(readers[fi], uniq[frag_of == fi] - starts[fi]) for fi in np.unique(frag_of)]
@@ -170,21 +216,14 @@ def take_rows(
         results = [reader.take_live(local) for reader, local in groups]
     parts = [batch for batches in results for batch in batches]
     table = pa.Table.from_batches(parts, schema=plan.read_schema)
-    table = _reorder(table, pa.array(inverse.reshape(-1)))
-    return project_nested(table.combine_chunks(), plan)
-
-
-def _reorder(table: pa.Table, indices: pa.Array) -> pa.Table:
-    """``table.take(indices)``, also for view layouts (Arrow has no take kernel for them)."""
-    columns = []
-    for col in table.columns:
-        dt = col.type
-        if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
-            plain = pa.large_string() if pa.types.is_string_view(dt) else pa.large_binary()
-            columns.append(col.cast(plain).take(indices).cast(dt))
-        else:
-            columns.append(col.take(indices))
-    return pa.Table.from_arrays(columns, schema=table.schema)
+    table = table.take(pa.array(inverse.reshape(-1))).combine_chunks()
+    columns = [
+        pa.chunked_array(
+            [to_layout(c, f.type, f.name) for c in table.column(f.name).chunks], type=f.type
+        )
+        for f in plan.layout_schema
+    ]
+    return project_nested(pa.Table.from_arrays(columns, schema=plan.layout_schema), plan)
 
 
 def _nest(
@@ -210,8 +249,8 @@ def project_nested(table: pa.Table, plan: ScanPlan) -> pa.Table:
     """The plan's columns the way pylance's ``take`` shapes them: a nested path keeps its
     enclosing structs, holding only the selected children (``st.y`` -> ``st: struct<y>``)."""
     groups: dict[str, list[tuple[str, ...]]] = {}
-    for _name, parts in plan.outputs:
-        groups.setdefault(parts[0], []).append(parts[1:])
+    for out in plan.outputs:
+        groups.setdefault(out.path[0], []).append(out.path[1:])
     fields, arrays = [], []
     for top, paths in groups.items():
         f, a = _nest(table.schema.field(top), table.column(top).combine_chunks(), paths)
@@ -236,8 +275,10 @@ def run_scan(
     remaining = limit
     if remaining is not None and remaining <= 0:
         return
+    # a filter runs in the kernel layout (no views); the rows are converted after it
+    schema = plan.layout_schema if plan.predicate is None else plan.read_schema
     for frag in fragments:
-        reader = FragmentReader(store, table, frag, plan.top_fields, plan.read_schema)
+        reader = FragmentReader(store, table, frag, plan.top_fields, schema)
         if plan.predicate is None and skip >= reader.live_rows():
             skip -= reader.live_rows()
             continue
