@@ -28,6 +28,7 @@ from ..errors import (
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Update
 from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
+from ..read.views import to_kernel_layout
 from ..schema.compatibility import match_input_fields
 from ..storage.deletions import write_deleted_rows
 from ..write.boundary import bind_input
@@ -123,6 +124,12 @@ def _rows_plan(ds: Dataset, columns: Sequence[str] | None, where: Filter | None)
         blob_values=True,
         plain_dictionaries=ds.semantic_types,
     )
+
+
+def _match_keys(arr: pa.Array | pa.ChunkedArray, name: str) -> pa.Array | pa.ChunkedArray:
+    """A merge key column as its plain values: keys match by value, whatever dictionary
+    (a legacy ``dict:`` column, a source's own one) encodes them."""
+    return to_kernel_layout(arr, name, dictionaries=True)
 
 
 def _ordered_window(
@@ -362,7 +369,8 @@ class MergeInsertBuilder:
         source = _conform_source(data, out, self._on)
         n = source.num_rows
         matched_source = np.zeros(n, dtype=bool)
-        src_keys = source.select(self._on).append_column("__src", pa.array(np.arange(n)))
+        keys = [_match_keys(source.column(k), k) for k in self._on]
+        src_keys = pa.table([*keys, pa.array(np.arange(n))], names=[*self._on, "__src"])
         hits: dict[int, list[np.ndarray]] = {}
         counts = {"updated": 0, "deleted": 0, "inserted": 0}
         delete_pred = SqlExpression(self._delete_expr) if self._delete_expr else None
@@ -376,14 +384,15 @@ class MergeInsertBuilder:
                 c for c in referenced_columns(self._delete_expr, out.names) if c not in key_cols
             ]
         schema = ds.semantic_schema
-        source_key = source.column(self._on[0]).combine_chunks()
+        source_key = keys[0].combine_chunks()
         needs_target = self._condition is not None or set(source_cols) != set(out.names)
 
         single = len(self._on) == 1
 
         def lookup(batch: pa.RecordBatch) -> pa.RecordBatch:
             """Each target row's source row (null: no match); runs on the scan threads."""
-            idx = pc.index_in(batch.column(self._on[0]), value_set=source_key, skip_nulls=True)
+            key = _match_keys(batch.column(self._on[0]), self._on[0])
+            idx = pc.index_in(key, value_set=source_key, skip_nulls=True)
             return batch.append_column("__src", idx)
 
         def matches(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
@@ -393,7 +402,10 @@ class MergeInsertBuilder:
                 hit = idx.is_valid().to_numpy(zero_copy_only=False)
                 offsets = batch.column(ROW_OFFSET).to_numpy()[hit]
                 return offsets, idx.filter(idx.is_valid()).to_numpy().astype(np.int64)
-            target = pa.Table.from_batches([batch]).select([*self._on, ROW_OFFSET])
+            target = pa.table(
+                [*(_match_keys(batch.column(k), k) for k in self._on), batch.column(ROW_OFFSET)],
+                names=[*self._on, ROW_OFFSET],
+            )
             joined = target.join(src_keys, keys=self._on, join_type="inner")
             joined = joined.sort_by(ROW_OFFSET)
             return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
@@ -483,7 +495,7 @@ def _conform_source(source: pa.Table, out: pa.Schema, on: Sequence[str]) -> pa.T
         columns.append(col if col.type == target.type else col.cast(target.type))
         fields.append(target)
     conformed = pa.Table.from_arrays(columns, schema=pa.schema(fields))
-    keys = conformed.select(list(on))
+    keys = pa.table([_match_keys(conformed.column(k), k) for k in on], names=list(on))
     if keys.group_by(list(on)).aggregate([]).num_rows != keys.num_rows:
         raise DuplicateKeyError(list(on))
     return conformed
