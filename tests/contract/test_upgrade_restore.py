@@ -281,9 +281,13 @@ def test_restoring_a_pre_upgrade_version_keeps_the_flag(legacy: str) -> None:
     assert restored.feature_flags.reader & FLAG and restored.feature_flags.writer & FLAG
     reopened = ls.dataset(legacy)
     assert reopened.semantic_types and reopened.version == latest + 1
-    # the old schema's legacy aliases read as canonical types plus implied output encodings
-    logical = {f.path: f.logical_type for f in reopened.semantic_schema}
-    assert logical["ls"] == "large_string" and logical["dec"] == "decimal:256:10:2"
+    # flagged writers write only canonical names: the restore rewrote the old schema's
+    # legacy aliases as the upgrade does (canonical type plus the implied output encoding)
+    got = {f.path: (f.logical_type, f.output_encoding) for f in reopened.semantic_schema}
+    assert got == {f.path: (f.logical_type, f.output_encoding) for f in ds.semantic_schema}
+    assert got["ls"] == ("string", "large_utf8") and got["dec"] == ("decimal:10:2", "decimal256")
+    assert got["dict"] == ("string", "dictionary:int32:utf8")
+    assert [f.id for f in reopened.semantic_schema] == [f.id for f in ds.semantic_schema]
     assert reopened.schema.types == want_schema.types
     assert_same_read(reopened.to_table(), want)
     assert reopened.count_rows() == 27

@@ -31,6 +31,7 @@ from ..manifest.model import (
     WriterVersion,
 )
 from ..schema.field import TableSchema, freeze_metadata
+from ..schema.legacy import upgrade_schema
 
 __all__ = ["apply_transaction", "WRITER_VERSION", "next_fragment_id"]
 
@@ -69,6 +70,12 @@ def apply_transaction(
         if restored is None or base is None:
             raise ValueError("restore needs the base manifest and the restored manifest")
         schema, fragments = restored.schema, restored.fragments
+        flagged = (base.reader_feature_flags | add_flags) & flags.FLAG_SEMANTIC_TYPES
+        if flagged and not restored.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES:
+            # a pre-upgrade version restored onto a flagged table (the flag is sticky):
+            # flagged writers write only canonical names, so its legacy aliases are
+            # rewritten as the upgrade commit rewrites them
+            schema = upgrade_schema(schema)
         nxt = replace(
             base,
             schema=schema,
