@@ -24,6 +24,7 @@ from ..commit.committer import commit, load_manifest
 from ..errors import (
     CommitConflictError,
     DuplicateKeyError,
+    InvalidJsonError,
     SchemaMismatchError,
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Update
@@ -35,6 +36,7 @@ from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
 from .expressions import MatchCondition, SqlExpression, referenced_columns
 from .scan import ScanPlan, plan_scan
+from .source_rows import Origin, RowOrigins
 from .writing import write_rows
 
 if TYPE_CHECKING:
@@ -215,7 +217,7 @@ def _write_new_rows(
 def _commit_update(
     ds: Dataset,
     schema: pa.Schema,
-    new_rows: Iterator[pa.RecordBatch],
+    new_rows: Iterator[tuple[pa.RecordBatch, Origin | None]],
     hits: Mapping[int, list[np.ndarray]],
     preserving: Sequence[int],
     *,
@@ -225,10 +227,22 @@ def _commit_update(
     ``Update`` (pylance's shape for update and merge_insert). ``hits`` is filled while
     ``new_rows`` is consumed. On failure the new data files are removed. ``rewrite``: the
     rows are the table's own (external blob URIs in them were admitted when first written).
+
+    Each batch comes with the origin of its rows: an invalid json value is reported on the
+    caller's row (the merge source's, the table's), not on a row of the batch.
     """
     written: list[str] = []
+    origins = RowOrigins()
     try:
-        fragments = _write_new_rows(ds, schema, new_rows, written, allow_external_blobs=rewrite)
+        try:
+            fragments = _write_new_rows(
+                ds, schema, origins.track(new_rows), written, allow_external_blobs=rewrite
+            )
+        except InvalidJsonError as e:
+            placed = origins.relocate(e, ds.semantic_schema)
+            if placed is e:
+                raise
+            raise placed from None
         updated, removed = _apply_deletions(ds, hits)
         op = Update(
             removed_fragment_ids=tuple(removed),
@@ -298,10 +312,11 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
 
-    def new_rows() -> Iterator[pa.RecordBatch]:
+    def new_rows() -> Iterator[tuple[pa.RecordBatch, Origin]]:
         nonlocal count
         for frag, batch in _scan(ds, None, where):
-            hits.setdefault(frag.id, []).append(_offsets(batch))
+            offsets = _offsets(batch)
+            hits.setdefault(frag.id, []).append(offsets)
             count += batch.num_rows
             rows = _without_offsets(batch)
             columns = []
@@ -310,11 +325,32 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
                     columns.append(exprs[f.name].evaluate(rows).cast(f.type))
                 else:
                     columns.append(rows.column(f.name))
-            yield pa.RecordBatch.from_arrays(columns, schema=out)
+            origin = _table_rows(ds, frag, offsets)
+            yield pa.RecordBatch.from_arrays(columns, schema=out), origin
 
     preserving = [f.id for n in updates for f in table.field(n).walk()]
     _commit_update(ds, out, new_rows(), hits, preserving, rewrite=True)
     return UpdateResult(count)
+
+
+def _table_rows(ds: Dataset, frag: Fragment, offsets: np.ndarray) -> Origin:
+    """Row i of a batch of ``frag``'s rows at physical ``offsets`` -> its table row (its
+    index among the live rows of the version, as ``take`` counts); computed only when an
+    error needs it."""
+
+    def origin(i: int) -> int:
+        schema = ds.semantic_schema
+        start = 0
+        for f in ds.manifest.fragments:
+            if f.id == frag.id:
+                break
+            start += FragmentReader(ds._store, schema, f, [], pa.schema([])).live_rows()
+        physical = int(offsets[i])
+        deleted = deleted_rows(ds._store, frag)
+        before = 0 if deleted is None else int(np.searchsorted(deleted, physical))
+        return start + physical - before
+
+    return origin
 
 
 # ---- merge_insert -----------------------------------------------------------------------------
@@ -410,7 +446,7 @@ class MergeInsertBuilder:
             joined = joined.sort_by(ROW_OFFSET)
             return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
 
-        def new_rows() -> Iterator[pa.RecordBatch]:
+        def new_rows() -> Iterator[tuple[pa.RecordBatch, Origin]]:
             for frag, batch in _scan(ds, key_cols, None, _NARROW_BATCH, lookup if single else None):
                 offsets, src_idx = matches(batch)
                 matched_source[src_idx] = True
@@ -429,14 +465,18 @@ class MergeInsertBuilder:
                         keep = self._condition.mask(rows, src_rows)
                         rows, src_rows = rows.filter(keep), src_rows.filter(keep)
                         chosen = offsets[keep.to_numpy(zero_copy_only=False)]
+                        src_idx = src_idx[keep.to_numpy(zero_copy_only=False)]
                     if len(chosen):
                         hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
                         counts["updated"] += len(chosen)
                         if rows is None:  # every column comes from the source rows
-                            yield from (_fill(b, out) for b in src_rows.to_batches())
+                            yield from _with_origins(
+                                (_fill(b, out) for b in src_rows.to_batches()), src_idx
+                            )
                         else:
                             target_rows = rows.combine_chunks().to_batches()[0]
-                            yield _overlay(target_rows, src_rows, source_cols, out)
+                            merged = _overlay(target_rows, src_rows, source_cols, out)
+                            yield merged, _source_rows(src_idx)
                 if self._delete:
                     unmatched = np.ones(batch.num_rows, dtype=bool)
                     unmatched[np.searchsorted(batch_offsets, offsets)] = False
@@ -451,11 +491,28 @@ class MergeInsertBuilder:
             if self._insert:
                 fresh = source.filter(pa.array(~matched_source))
                 counts["inserted"] = fresh.num_rows
-                for b in fresh.to_batches(max_chunksize=_BATCH):
-                    yield _fill(b, out)
+                yield from _with_origins(
+                    (_fill(b, out) for b in fresh.to_batches(max_chunksize=_BATCH)),
+                    np.flatnonzero(~matched_source),
+                )
 
         _commit_update(ds, out, new_rows(), hits, [f.id for f in ds.semantic_schema], rewrite=False)
         return MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
+
+
+def _source_rows(rows: np.ndarray) -> Origin:
+    """Row i of a batch of source rows ``rows`` (indices into the source as given)."""
+    return lambda i: int(rows[i])
+
+
+def _with_origins(
+    batches: Iterator[pa.RecordBatch], rows: np.ndarray
+) -> Iterator[tuple[pa.RecordBatch, Origin]]:
+    """Consecutive batches of the source rows ``rows``, each with its origin."""
+    start = 0
+    for b in batches:
+        yield b, _source_rows(rows[start : start + b.num_rows])
+        start += b.num_rows
 
 
 def _check_source(ds: Dataset, schema: pa.Schema) -> None:
