@@ -245,6 +245,9 @@ def test_output_encoding_view_layouts_in_take(table: Any) -> None:
         got = ds.take(indices, columns=["v.x"])
         assert got.schema.field("v").type == pa.struct([("x", pa.string_view())])
         assert got.column("v").to_pylist() == [{"x": live[i]["v"]["x"]} for i in indices]
+    got = ds.take(indices, columns={"w": "v", "q": "p + 1"})
+    assert got.schema.field("w").type == _view_type(place)
+    assert got.to_pylist() == [{"w": live[i]["v"], "q": live[i]["p"] + 1} for i in indices]
     frag = ds.get_fragments()[2]
     got = frag.take([3, 0])
     assert got.schema.field("v").type == _view_type(place)

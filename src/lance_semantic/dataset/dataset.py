@@ -31,7 +31,7 @@ from .blobs import take_blobs
 from .compaction import DatasetOptimizer
 from .fragment import LanceFragment
 from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
-from .scan import ScanPlan, plan_scan, run_scan, take_rows
+from .scan import Columns, ScanPlan, plan_scan, run_scan, take_rows
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
 
@@ -165,7 +165,7 @@ class Dataset:
 
     def to_batches(
         self,
-        columns: Sequence[str] | None = None,
+        columns: Columns | None = None,
         filter: Filter | None = None,
         limit: int | None = None,
         offset: int | None = None,
@@ -189,14 +189,17 @@ class Dataset:
 
     def to_table(
         self,
-        columns: Sequence[str] | None = None,
+        columns: Columns | None = None,
         filter: Filter | None = None,
         limit: int | None = None,
         offset: int | None = None,
         output_encodings: Mapping[str, str] | None = None,
         batch_size: int | None = None,
     ) -> pa.Table:
-        """Read the rows into one table."""
+        """Read the rows into one table.
+
+        ``columns``: field paths (``"st.y"`` is a flat column), or a mapping of output names
+        to SQL expressions over the table's columns (``{"y": "x * 2"}``), as in pylance."""
         plan = self._plan(columns, filter, output_encodings)
         batches = run_scan(
             self._store,
@@ -213,7 +216,7 @@ class Dataset:
     def take(
         self,
         indices: Sequence[int] | np.ndarray | pa.Array,
-        columns: Sequence[str] | None = None,
+        columns: Columns | None = None,
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
         """Rows at ``indices`` (offsets among the live rows, in the order given)."""
@@ -253,7 +256,7 @@ class Dataset:
 
     def _plan(
         self,
-        columns: Sequence[str] | None,
+        columns: Columns | None,
         filter: Filter | None,
         output_encodings: Mapping[str, str] | None,
     ) -> ScanPlan:

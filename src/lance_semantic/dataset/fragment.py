@@ -13,6 +13,7 @@ from ..manifest.model import Fragment
 
 if TYPE_CHECKING:
     from .dataset import Dataset
+    from .scan import Columns
 
 __all__ = ["LanceFragment"]
 
@@ -41,7 +42,7 @@ class LanceFragment:
 
     def to_batches(
         self,
-        columns: Sequence[str] | None = None,
+        columns: Columns | None = None,
         filter: str | None = None,
         output_encodings: Mapping[str, str] | None = None,
         batch_size: int | None = None,
@@ -57,7 +58,7 @@ class LanceFragment:
 
     def to_table(
         self,
-        columns: Sequence[str] | None = None,
+        columns: Columns | None = None,
         filter: str | None = None,
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
@@ -69,7 +70,7 @@ class LanceFragment:
     def take(
         self,
         indices: Sequence[int] | np.ndarray,
-        columns: Sequence[str] | None = None,
+        columns: Columns | None = None,
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
         """Rows at offsets among this fragment's live rows."""

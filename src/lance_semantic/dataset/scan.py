@@ -1,31 +1,37 @@
-"""Scans: column selection (including nested paths), filters, offset and limit over the
-fragments of one version, streamed batch by batch (layer L5).
+"""Scans: column selection (including nested paths, or SQL projections given as a mapping
+of output names to expressions), filters, offset and limit over the fragments of one
+version, streamed batch by batch (layer L5).
 
 Filters are SQL strings in Lance's dialect, evaluated per batch by DataFusion, or
-``pyarrow.compute.Expression`` objects evaluated by Arrow.
+``pyarrow.compute.Expression`` objects evaluated by Arrow. Filters and takes run in the
+plan's kernel layout (``ScanPlan.read_schema``: no views, which Arrow's filter and take
+kernels lack); rows are converted to their output layouts (``layout_schema``) after them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ReadError
+from ..errors import InvalidExpressionError, ReadError
 from ..manifest.model import Fragment
 from ..read.output import blob_values_schema, check_override_paths, output_schema
 from ..read.scan import FragmentReader, empty_rows
 from ..read.views import kernel_schema, to_layout
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
+from .evolution_sql import ColumnExpression
 from .expressions import SqlExpression, referenced_columns
 
 __all__ = [
+    "Columns",
     "Output",
     "Predicate",
     "ScanPlan",
@@ -74,10 +80,12 @@ def _eval(table: pa.Table, expr: pc.Expression) -> pa.ChunkedArray:
 
 @dataclass(frozen=True)
 class Output:
-    """One output column: a field path from a read top-level field."""
+    """One output column: a field path from a read top-level field, or (``columns`` given
+    as a mapping) a SQL expression over the read fields."""
 
     name: str
-    path: tuple[str, ...]
+    path: tuple[str, ...] = ()
+    expr: ColumnExpression | None = None
 
 
 @dataclass(frozen=True)
@@ -91,13 +99,18 @@ class ScanPlan:
     outputs: tuple[Output, ...]
     output_schema: pa.Schema
     predicate: Predicate | None
-    #: the top-level fields the outputs use
+    #: ``columns`` was a mapping: ``take`` returns flat columns, as ``to_table`` does
+    flat: bool = False
+    #: the top-level fields the outputs use (in ``layout_schema`` order)
     used: tuple[str, ...] = ()
+
+
+Columns: TypeAlias = Sequence[str] | Mapping[str, str]
 
 
 def plan_scan(
     table: TableSchema,
-    columns: Sequence[str] | None,
+    columns: Columns | None,
     filter: str | pc.Expression | None,
     *,
     flagged: bool = False,
@@ -107,23 +120,52 @@ def plan_scan(
 ) -> ScanPlan:
     """What to read for ``columns`` (and ``filter``) and the schema reads return.
 
+    ``columns`` is a list of field paths, or a mapping of output names to SQL expressions
+    (a bare field path in it is that field under the new name), as in pylance.
     ``blob_values``: blob columns come back as their values (bytes, or the logical blob v2
     struct) instead of pylance's descriptors -- what rewrites write back.
     ``plain_dictionaries``: the kernel layout also decodes dictionaries (rewrites of a
     flagged table: any layout may be written back, and a narrow key could not hold new
     values)."""
     predicate = Predicate(filter, table) if filter is not None else None
+    flat = isinstance(columns, Mapping)
     outputs: list[Output] = []
+    sql: dict[str, str] = {}
     needed: list[str] = []
-    if columns is None:
-        columns = table.names
-    if isinstance(columns, str):
-        columns = [columns]
-    for col in columns:
-        parts = _split_path(table, col)
-        outputs.append(Output(col, parts))
-        if parts[0] not in needed:
-            needed.append(parts[0])
+    if isinstance(columns, Mapping):
+        for name, expr in columns.items():
+            if not isinstance(name, str) or not isinstance(expr, str):
+                raise TypeError(
+                    f"columns must map output names to SQL expressions (strings), got "
+                    f"{name!r}: {expr!r}"
+                )
+            parts = _path_of(table, expr.strip())
+            if parts is None:
+                sql[name] = expr
+                outputs.append(Output(name))
+                refs = referenced_columns(expr, table.names)
+            else:
+                outputs.append(Output(name, parts))
+                refs = [parts[0]]
+            needed += [n for n in refs if n not in needed]
+        if outputs and not needed:
+            for name, expr in sql.items():  # an unknown column is the error to report
+                ColumnExpression(name, expr, pa.schema([]))
+            raise InvalidExpressionError(
+                ", ".join(sql.values()),
+                "a scan must read at least one column; the projection has only expressions "
+                "without column references",
+            )
+    else:
+        if columns is None:
+            columns = table.names
+        if isinstance(columns, str):
+            columns = [columns]
+        for col in columns:
+            parts = _split_path(table, col)
+            outputs.append(Output(col, parts))
+            if parts[0] not in needed:
+                needed.append(parts[0])
     used = [n for n in table.names if n in needed]
     for name in predicate.columns if predicate else ():
         if name not in needed:
@@ -136,11 +178,16 @@ def plan_scan(
         layout_schema = blob_values_schema(sub, layout_schema)
     read_schema = kernel_schema(layout_schema, dictionaries=plain_dictionaries)
     out_fields = []
-    for out in outputs:
-        f = layout_schema.field(out.path[0])
-        for p in out.path[1:]:
-            f = f.type.field(p)
-        out_fields.append(f.with_name(out.name))
+    for i, out in enumerate(outputs):
+        if out.path:
+            f = layout_schema.field(out.path[0])
+            for p in out.path[1:]:
+                f = f.type.field(p)
+            out_fields.append(f.with_name(out.name))
+        else:
+            compiled = ColumnExpression(out.name, sql[out.name], layout_schema)
+            outputs[i] = replace(out, expr=compiled)
+            out_fields.append(compiled.field)
     out_schema = pa.schema(out_fields, metadata=layout_schema.metadata)
     return ScanPlan(
         sub.fields,
@@ -149,8 +196,17 @@ def plan_scan(
         tuple(outputs),
         out_schema,
         predicate,
+        flat,
         tuple(used),
     )
+
+
+def _path_of(table: TableSchema, text: str) -> tuple[str, ...] | None:
+    """The field path ``text`` names (a top-level column or struct children), else None."""
+    try:
+        return _split_path(table, text)
+    except ReadError:
+        return None
 
 
 def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:
@@ -185,13 +241,16 @@ def _in_layout(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
 
 
 def project(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
-    """The plan's output columns (struct children by path) of a batch read into
-    ``plan.read_schema`` or ``plan.layout_schema``."""
+    """The plan's output columns (struct children by path, SQL expressions evaluated) of a
+    batch read into ``plan.read_schema`` or ``plan.layout_schema``."""
     if not plan.outputs:  # columns=[]: keep the row count
         return empty_rows(batch.num_rows)
     batch = _in_layout(batch, plan)
     arrays = []
     for out in plan.outputs:
+        if out.expr is not None:
+            arrays.append(out.expr.evaluate(batch))
+            continue
         arr = batch.column(out.path[0])
         for p in out.path[1:]:
             arr = pc.struct_field(arr, p)
@@ -217,6 +276,9 @@ def take_rows(
     parts = [batch for batches in results for batch in batches]
     table = pa.Table.from_batches(parts, schema=plan.read_schema)
     table = table.take(pa.array(inverse.reshape(-1))).combine_chunks()
+    if plan.flat:
+        batches = [project(b, plan) for b in table.to_batches()]
+        return pa.Table.from_batches(batches, schema=plan.output_schema)
     columns = [
         pa.chunked_array(
             [to_layout(c, f.type, f.name) for c in table.column(f.name).chunks], type=f.type
