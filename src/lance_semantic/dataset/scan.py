@@ -279,13 +279,15 @@ def take_rows(
     if plan.flat:
         batches = [project(b, plan) for b in table.to_batches()]
         return pa.Table.from_batches(batches, schema=plan.output_schema)
-    columns = [
-        pa.chunked_array(
-            [to_layout(c, f.type, f.name) for c in table.column(f.name).chunks], type=f.type
-        )
-        for f in plan.layout_schema
-    ]
-    return project_nested(pa.Table.from_arrays(columns, schema=plan.layout_schema), plan)
+    if plan.read_schema is not plan.layout_schema:  # views: converted after the take
+        columns = [
+            pa.chunked_array(
+                [to_layout(c, f.type, f.name) for c in table.column(f.name).chunks], type=f.type
+            )
+            for f in plan.layout_schema
+        ]
+        table = pa.Table.from_arrays(columns, schema=plan.layout_schema)
+    return project_nested(table, plan)
 
 
 def _nest(

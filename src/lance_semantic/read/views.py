@@ -78,8 +78,9 @@ def kernel_type(dt: pa.DataType, *, dictionaries: bool = False, large: bool = Fa
 
 def kernel_schema(schema: pa.Schema, *, dictionaries: bool = False) -> pa.Schema:
     """``schema`` with every field in :func:`kernel_type` (names, nullability and metadata
-    kept); the result of a read into it is converted by :mod:`.convert` as usual (a batch
-    that does not fit 32-bit offsets is emitted as smaller batches)."""
+    kept), or ``schema`` itself when nothing changes; the result of a read into it is
+    converted by :mod:`.convert` as usual (a batch that does not fit 32-bit offsets is
+    emitted as smaller batches)."""
     if not any(has_view(f.type, dictionaries=dictionaries) for f in schema):
         return schema
     fields = [f.with_type(kernel_type(f.type, dictionaries=dictionaries)) for f in schema]
