@@ -147,3 +147,19 @@ def test_merge_insert_plain_source_on_a_legacy_dictionary_key_is_refused_as_pyla
         mine.merge_insert("k").when_matched_update_all().execute(plain)
     assert e.value.field_path == "k"
     _same(theirs, ours)
+
+
+def test_merge_insert_dictionary_source_on_a_legacy_plain_key_is_refused_as_pylance(
+    tmp_path: Path,
+) -> None:
+    plain = pa.table({"id": pa.array([1, 2], pa.int64()), "k": ["a", "b"], "v": [1.0, 2.0]})
+    theirs, ours = str(tmp_path / "pylance"), str(tmp_path / "ours")
+    pl = lance.write_dataset(plain, theirs)
+    mine = ls.write_dataset(plain, ours)
+    source = _batch([2], ["b"])
+    with pytest.raises(OSError):  # "Append with different schema"
+        pl.merge_insert("k").when_matched_update_all().execute(source)
+    with pytest.raises(SchemaMismatchError) as e:
+        mine.merge_insert("k").when_matched_update_all().execute(source)
+    assert e.value.field_path == "k"
+    _same(theirs, ours)
