@@ -306,17 +306,40 @@ class InvariantViolationError(WriteError):
 
 
 class OutputEncodingOverflowError(ReadError):
-    """Raised when the requested output layout cannot hold a value."""
+    """Raised when the requested output layout cannot hold a value.
 
-    def __init__(self, field_path: str, value_size: int, requested_encoding: str) -> None:
+    ``unit`` says what ``value_size`` counts: ``"bytes"`` for a string or binary value that
+    overflows 32-bit offsets, ``"items"`` for a list value that overflows a ``list`` layout's
+    offsets, ``"distinct values"`` for a value whose dictionary outgrows the key type.
+    """
+
+    def __init__(
+        self, field_path: str, value_size: int, requested_encoding: str, unit: str = "bytes"
+    ) -> None:
         self.field_path = field_path
         self.value_size = value_size
         self.requested_encoding = requested_encoding
+        self.unit = unit
         super().__init__(
-            f"field '{field_path}': a value of {value_size} bytes does not fit output encoding "
-            f"{requested_encoding}; request large_utf8 / utf8_view (or large_binary / "
-            f"binary_view) instead"
+            f"field '{field_path}': a value of {value_size} {unit} does not fit output encoding "
+            f"{requested_encoding}; {_overflow_hint(requested_encoding, unit)}"
         )
+
+
+def _overflow_hint(encoding: str, unit: str) -> str:
+    if unit == "items":
+        return "request large_list instead"
+    if unit == "distinct values":
+        value = encoding.rsplit(":", 1)[-1]
+        return f"request a wider key (dictionary:int32:{value}) or the plain layout {value}"
+    value = encoding.rsplit(":", 1)[-1]
+    binary = value in ("binary", "large_binary", "binary_view")
+    wide = "large_binary / binary_view" if binary else "large_utf8 / utf8_view"
+    if encoding.startswith("dictionary:"):
+        key = encoding.split(":")[1]
+        large = "large_binary" if binary else "large_utf8"
+        return f"request dictionary:{key}:{large} or {wide} instead"
+    return f"request {wide} instead"
 
 
 class InvalidOutputEncodingError(SchemaError, ValueError):

@@ -361,6 +361,114 @@ def test_nested_overflow_splits_lists(tmp_path: Path, monkeypatch: pytest.Monkey
     assert [v for b in batches for v in b.column("l").to_pylist()] == rows
 
 
+# Every kind of overflow names what overflowed: bytes of a string or binary value, items of a
+# list value, distinct values of a dictionary; the requested encoding as requested (the
+# dictionary, not its value layout); and a hint that holds the value.
+OVERFLOWS = [
+    # (column, request path, request, value_size, unit, hint, wrong words)
+    (
+        pa.array(["a", "b" * 500], pa.large_string()),
+        "c",
+        "utf8",
+        500,
+        "bytes",
+        "large_utf8 / utf8_view",
+        "binary",
+    ),
+    (
+        pa.array([b"a", b"b" * 500], pa.large_binary()),
+        "c",
+        "binary",
+        500,
+        "bytes",
+        "large_binary / binary_view",
+        "utf8",
+    ),
+    (
+        pa.array(["a", "b" * 500], pa.large_string()),
+        "c",
+        "dictionary:int32:utf8",
+        500,
+        "bytes",
+        "dictionary:int32:large_utf8",
+        "binary",
+    ),
+    (
+        pa.array([b"a", b"b" * 500], pa.large_binary()),
+        "c",
+        "dictionary:int16:binary",
+        500,
+        "bytes",
+        "dictionary:int16:large_binary",
+        "utf8",
+    ),
+    (
+        pa.array([[1], list(range(500))], pa.large_list(pa.int32())),
+        "c",
+        "list",
+        500,
+        "items",
+        "large_list",
+        "utf8",
+    ),
+    (
+        pa.array([["a"], [f"v{i}" for i in range(300)]], pa.list_(pa.string())),
+        "c.item",
+        "dictionary:int8:utf8",
+        300,
+        "distinct values",
+        "dictionary:int32:utf8",
+        "bytes",
+    ),
+    (
+        pa.array([["a"], [f"v{i}" for i in range(300)]], pa.list_(pa.string())),
+        "c.item",
+        "dictionary:uint8:large_utf8",
+        300,
+        "distinct values",
+        "dictionary:int32:large_utf8",
+        "bytes",
+    ),
+]
+
+
+@pytest.mark.parametrize("column,path,request_,size,unit,hint,wrong", OVERFLOWS)
+def test_output_encoding_overflow_names_size_unit_and_requested_encoding(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    column: pa.Array,
+    path: str,
+    request_: str,
+    size: int,
+    unit: str,
+    hint: str,
+    wrong: str,
+) -> None:
+    ds = make(tmp_path, pa.table({"c": column}))
+    monkeypatch.setattr(convert, "OFFSET_LIMIT", 100)
+    for read in (
+        lambda: ds.to_table(output_encodings={path: request_}),
+        lambda: ds.take([1], output_encodings={path: request_}),
+        lambda: list(ds.to_batches(output_encodings={path: request_}, batch_size=1)),
+    ):
+        with pytest.raises(ls.OutputEncodingOverflowError) as err:
+            read()
+        e = err.value
+        assert (e.field_path, e.value_size, e.unit, e.requested_encoding) == (
+            path,
+            size,
+            unit,
+            request_,
+        )
+        message = str(e)
+        assert f"{size} {unit}" in message and hint in message
+        assert wrong not in message and " 0 " not in message
+    # the first row alone fits the request; rows are split, never truncated
+    assert ds.take([0], output_encodings={path: request_}).column("c").to_pylist() == [
+        column[0].as_py()
+    ]
+
+
 @pytest.mark.slow
 def test_real_offsets_over_2_gib(tmp_path: Path) -> None:
     """Over 2^31 - 1 bytes of real strings: utf8 reads split batches, nothing truncated."""

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..read import convert
-from ..read.convert import Converter, DoesNotFit, identity
+from ..read.convert import Converter, DoesNotFit, encoding_name, identity, longest_list
 from ..schema.field import Field
 from ..write.boundary import declared_field
 
@@ -209,7 +209,7 @@ def _check_fits(path: str, lengths: pa.Array, target: pa.DataType) -> None:
         total = pc.sum(lengths).as_py() or 0
         if total > convert.OFFSET_LIMIT:
             largest = pc.max(lengths).as_py() or 0
-            raise DoesNotFit(path, int(largest), str(target))
+            raise DoesNotFit(path, int(largest), encoding_name(target))
 
 
 def _decode(path: str, target: pa.DataType) -> Converter:
@@ -257,7 +257,7 @@ def _list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
         base = offsets[0].as_py() if len(arr) else 0
         end = offsets[-1].as_py() if len(arr) else 0
         if small and end - base > convert.OFFSET_LIMIT:
-            raise DoesNotFit(path, 0, "list")
+            raise DoesNotFit(path, longest_list(arr), "list", "items")
         values = child(arr.values.slice(base, end - base))
         rebased = pc.subtract(offsets, base).cast(pa.int32() if small else pa.int64())
         mask = arr.is_null() if arr.null_count else None

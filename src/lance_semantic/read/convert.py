@@ -29,6 +29,8 @@ __all__ = [
     "resolve_converter",
     "convert_batch",
     "DoesNotFit",
+    "encoding_name",
+    "longest_list",
 ]
 
 #: the read side's 32-bit offset limit (``types.layouts.OFFSET_LIMIT``); tests may lower it
@@ -38,13 +40,15 @@ Converter = Callable[[pa.Array], pa.Array]
 
 
 class DoesNotFit(Exception):
-    """A batch is too big for the output layout; ``value_size`` is its largest value."""
+    """A batch is too big for the output layout; ``value_size`` is its largest value,
+    counted in ``unit`` (bytes, items or distinct values)."""
 
-    def __init__(self, path: str, value_size: int, encoding: str) -> None:
-        super().__init__(path, value_size, encoding)
+    def __init__(self, path: str, value_size: int, encoding: str, unit: str = "bytes") -> None:
+        super().__init__(path, value_size, encoding, unit)
         self.path = path
         self.value_size = value_size
         self.encoding = encoding
+        self.unit = unit
 
 
 def _is_str(dt: pa.DataType) -> bool:
@@ -65,7 +69,7 @@ def _is_list(dt: pa.DataType) -> bool:
     return pa.types.is_list(dt) or pa.types.is_large_list(dt)
 
 
-def _encoding_name(dt: pa.DataType) -> str:
+def encoding_name(dt: pa.DataType) -> str:
     names = {
         pa.string(): "utf8",
         pa.large_string(): "large_utf8",
@@ -75,7 +79,7 @@ def _encoding_name(dt: pa.DataType) -> str:
         pa.binary_view(): "binary_view",
     }
     if pa.types.is_dictionary(dt):
-        return f"dictionary:{dt.index_type}:{_encoding_name(dt.value_type)}"
+        return f"dictionary:{dt.index_type}:{encoding_name(dt.value_type)}"
     if pa.types.is_list(dt):
         return "list"
     if pa.types.is_large_list(dt):
@@ -105,6 +109,11 @@ def _largest(arr: pa.Array) -> int:
     return int(pc.max(_lengths(arr)).as_py() or 0) if len(arr) else 0
 
 
+def longest_list(arr: pa.Array) -> int:
+    """The most items any one list value holds (only needed for the overflow error)."""
+    return int(pc.max(pc.list_value_length(arr)).as_py() or 0) if len(arr) else 0
+
+
 def _to_plain(path: str, target: pa.DataType) -> Converter:
     """Any string/binary layout (plain, large, view, dictionary) -> a plain or view layout."""
     needs_check = target in (pa.string(), pa.binary())
@@ -118,7 +127,7 @@ def _to_plain(path: str, target: pa.DataType) -> Converter:
             arr = arr.cast(wide)
         if needs_check:
             if _total_bytes(arr) > OFFSET_LIMIT:
-                raise DoesNotFit(path, _largest(arr), _encoding_name(target))
+                raise DoesNotFit(path, _largest(arr), encoding_name(target))
             if arr.offset and (
                 pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
             ):
@@ -137,10 +146,14 @@ def _to_dictionary(path: str, target: pa.DictionaryType) -> Converter:
     def convert(arr: pa.Array) -> pa.Array:
         if arr.type == target:
             return arr
-        values = plain(arr)
+        try:
+            values = plain(arr)
+        except DoesNotFit as e:  # the request was the dictionary, name it
+            raise DoesNotFit(path, e.value_size, encoding_name(target)) from None
         encoded = pc.dictionary_encode(values)
         if len(encoded.dictionary) > capacity + 1:
-            raise DoesNotFit(path, 0, _encoding_name(target))
+            distinct = len(encoded.dictionary)
+            raise DoesNotFit(path, distinct, encoding_name(target), "distinct values")
         return pa.DictionaryArray.from_arrays(encoded.indices.cast(key), encoded.dictionary)
 
     return convert
@@ -155,7 +168,7 @@ def _to_list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
         if small and len(arr) and pa.types.is_large_list(arr.type):
             span = offsets[-1].as_py() - offsets[0].as_py()
             if span > OFFSET_LIMIT:
-                raise DoesNotFit(path, 0, "list")
+                raise DoesNotFit(path, longest_list(arr), "list", "items")
         base = offsets[0].as_py() if len(arr) else 0
         values = child(arr.values.slice(base, (offsets[-1].as_py() - base) if len(arr) else 0))
         rebased = pc.subtract(offsets, base).cast(pa.int32() if small else pa.int64())
@@ -288,7 +301,7 @@ def convert_batch(
         arrays = [conv(col) for conv, col in zip(converters, batch.columns, strict=True)]
     except DoesNotFit as e:
         if batch.num_rows <= 1:
-            raise OutputEncodingOverflowError(e.path, e.value_size, e.encoding) from None
+            raise OutputEncodingOverflowError(e.path, e.value_size, e.encoding, e.unit) from None
         half = batch.num_rows // 2
         yield from convert_batch(batch.slice(0, half), converters, schema)
         yield from convert_batch(batch.slice(half), converters, schema)

@@ -14,66 +14,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from ..types.arrow_names import has_view, kernel_type
 from .convert import DoesNotFit, resolve_converter
 
 __all__ = ["has_view", "kernel_type", "kernel_schema", "to_kernel_layout", "to_layout"]
-
-
-def _children(dt: pa.DataType) -> list[pa.Field]:
-    if pa.types.is_struct(dt):
-        return [dt.field(i) for i in range(dt.num_fields)]
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
-        return [dt.value_field]
-    if pa.types.is_map(dt):
-        return [dt.key_field, dt.item_field]
-    return []
-
-
-def has_view(dt: pa.DataType, *, dictionaries: bool = False) -> bool:
-    """Whether ``dt`` holds a view layout (or, with ``dictionaries``, a dictionary) at any
-    depth (extension types are left alone: their storage is theirs)."""
-    if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
-        return True
-    if dictionaries and pa.types.is_dictionary(dt):
-        return True
-    return any(has_view(c.type, dictionaries=dictionaries) for c in _children(dt))
-
-
-def kernel_type(dt: pa.DataType, *, dictionaries: bool = False, large: bool = False) -> pa.DataType:
-    """``dt`` with every view replaced by utf8 / binary (``large``: the 64-bit layouts) and,
-    with ``dictionaries``, every dictionary by its value type.
-
-    Examples
-    --------
-    >>> kernel_type(pa.struct([("s", pa.string_view()), ("i", pa.int8())]))
-    StructType(struct<s: string, i: int8>)
-    >>> kernel_type(pa.list_(pa.binary_view()), large=True)
-    ListType(list<item: large_binary>)
-    >>> kernel_type(pa.dictionary(pa.int16(), pa.string()), dictionaries=True)
-    DataType(string)
-    """
-    if not has_view(dt, dictionaries=dictionaries):
-        return dt
-    if pa.types.is_string_view(dt):
-        return pa.large_string() if large else pa.string()
-    if pa.types.is_binary_view(dt):
-        return pa.large_binary() if large else pa.binary()
-    if pa.types.is_dictionary(dt):
-        return dt.value_type
-
-    def child(f: pa.Field) -> pa.Field:
-        return f.with_type(kernel_type(f.type, dictionaries=dictionaries, large=large))
-
-    if pa.types.is_struct(dt):
-        return pa.struct([child(f) for f in _children(dt)])
-    if pa.types.is_list(dt):
-        return pa.list_(child(dt.value_field))
-    if pa.types.is_large_list(dt):
-        return pa.large_list(child(dt.value_field))
-    if pa.types.is_fixed_size_list(dt):
-        return pa.list_(child(dt.value_field), dt.list_size)
-    assert pa.types.is_map(dt)
-    return pa.map_(child(dt.key_field), child(dt.item_field), dt.keys_sorted)
 
 
 def kernel_schema(schema: pa.Schema, *, dictionaries: bool = False) -> pa.Schema:

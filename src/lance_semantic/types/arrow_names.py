@@ -29,6 +29,9 @@ __all__ = [
     "layout_name",
     "fsl_element_name",
     "with_child_fields",
+    "child_fields",
+    "has_view",
+    "kernel_type",
 ]
 
 EXTENSION_NAME_KEY = b"ARROW:extension:name"
@@ -209,3 +212,53 @@ def with_child_fields(dt: pa.DataType, children: list[pa.Field]) -> pa.DataType:
     if pa.types.is_map(dt):
         return pa.map_(children[0], children[1], dt.keys_sorted)
     return dt
+
+
+def child_fields(dt: pa.DataType) -> list[pa.Field]:
+    """The child fields :func:`with_child_fields` takes back: a struct's members, a list's or
+    fixed-size list's item, a map's key and item (none for other types, extension types
+    included: their storage is theirs)."""
+    if pa.types.is_struct(dt):
+        return [dt.field(i) for i in range(dt.num_fields)]
+    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+        return [dt.value_field]
+    if pa.types.is_map(dt):
+        return [dt.key_field, dt.item_field]
+    return []
+
+
+def has_view(dt: pa.DataType, *, dictionaries: bool = False) -> bool:
+    """Whether ``dt`` holds a view layout (or, with ``dictionaries``, a dictionary) at any
+    depth (extension types are left alone: their storage is theirs)."""
+    if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
+        return True
+    if dictionaries and pa.types.is_dictionary(dt):
+        return True
+    return any(has_view(c.type, dictionaries=dictionaries) for c in child_fields(dt))
+
+
+def kernel_type(dt: pa.DataType, *, dictionaries: bool = False, large: bool = False) -> pa.DataType:
+    """``dt`` with every view replaced by utf8 / binary (``large``: the 64-bit layouts) and,
+    with ``dictionaries``, every dictionary by its value type: the layout Arrow's kernels
+    (filter, take, joins) run in.
+
+    >>> kernel_type(pa.struct([("s", pa.string_view()), ("i", pa.int8())]))
+    StructType(struct<s: string, i: int8>)
+    >>> kernel_type(pa.list_(pa.binary_view()), large=True)
+    ListType(list<item: large_binary>)
+    >>> kernel_type(pa.dictionary(pa.int16(), pa.string()), dictionaries=True)
+    DataType(string)
+    """
+    if not has_view(dt, dictionaries=dictionaries):
+        return dt
+    if pa.types.is_string_view(dt):
+        return pa.large_string() if large else pa.string()
+    if pa.types.is_binary_view(dt):
+        return pa.large_binary() if large else pa.binary()
+    if pa.types.is_dictionary(dt):
+        return dt.value_type
+    kids = [
+        f.with_type(kernel_type(f.type, dictionaries=dictionaries, large=large))
+        for f in child_fields(dt)
+    ]
+    return with_child_fields(dt, kids)

@@ -37,7 +37,7 @@ from ..schema.compatibility import match_input_fields
 from ..schema.extensions import check_append_extensions, input_arrow_extension
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import semantic_type_of, strip_output_metadata
-from ..types.arrow_names import with_child_fields
+from ..types.arrow_names import child_fields, has_view, kernel_type, with_child_fields
 from ..types.layouts import OFFSET_LIMIT, accepts_input, is_physical_layout, layout_name
 from ..types.semantic import MAP, STRUCT, Decimal
 from .blob_values import logical_blob_array, logical_blob_type
@@ -57,16 +57,6 @@ __all__ = [
 
 _EXT_NAME = "ARROW:extension:name"
 _EXT_META = "ARROW:extension:metadata"
-
-
-def _children(dt: pa.DataType) -> list[pa.Field]:
-    if pa.types.is_struct(dt):
-        return [dt.field(i) for i in range(dt.num_fields)]
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
-        return [dt.value_field]
-    if pa.types.is_map(dt):
-        return [dt.key_field, dt.item_field]
-    return []
 
 
 def _bind_blob(tf: Field, af: pa.Field, path: str) -> Field:
@@ -107,7 +97,7 @@ def _bind(tf: Field, af: pa.Field, path: str) -> Field:
                 path, str(st), f"decimal:{dt.precision}:{dt.scale}", "a different value domain"
             )
         raise UnsupportedInputTypeError(path, str(st), layout_name(dt))
-    kids = _children(dt)
+    kids = child_fields(dt)
     if st is STRUCT:
         by_name = {c.name: c for c in tf.children}
         bound = []
@@ -174,38 +164,10 @@ def bind_input(table_fields: Sequence[Field], input_schema: pa.Schema) -> tuple[
 # ---- per batch -----------------------------------------------------------------------------
 
 
-def _has_view(dt: pa.DataType) -> bool:
-    if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
-        return True
-    return any(_has_view(c.type) for c in _children(dt))
-
-
-def _devew(dt: pa.DataType, large: bool) -> pa.DataType:
-    """``dt`` with every view layout replaced by its non-view equivalent."""
-    if pa.types.is_string_view(dt):
-        return pa.large_string() if large else pa.string()
-    if pa.types.is_binary_view(dt):
-        return pa.large_binary() if large else pa.binary()
-    if pa.types.is_struct(dt):
-        return pa.struct([c.with_type(_devew(c.type, large)) for c in _children(dt)])
-    if pa.types.is_list(dt):
-        return pa.list_(dt.value_field.with_type(_devew(dt.value_type, large)))
-    if pa.types.is_large_list(dt):
-        return pa.large_list(dt.value_field.with_type(_devew(dt.value_type, large)))
-    if pa.types.is_fixed_size_list(dt):
-        return pa.list_(dt.value_field.with_type(_devew(dt.value_type, large)), dt.list_size)
-    if pa.types.is_map(dt):
-        return pa.map_(
-            dt.key_field.with_type(_devew(dt.key_type, large)),
-            dt.item_field.with_type(_devew(dt.item_type, large)),
-        )
-    return dt
-
-
 def _has_extension_type(dt: pa.DataType) -> bool:
     if isinstance(dt, pa.BaseExtensionType):
         return True
-    return any(_has_extension_type(c.type) for c in _children(dt))
+    return any(_has_extension_type(c.type) for c in child_fields(dt))
 
 
 def _storage_field(f: pa.Field) -> pa.Field:
@@ -225,7 +187,7 @@ def _storage_only(dt: pa.DataType) -> pa.DataType:
     field metadata (the form a data file records)."""
     if not _has_extension_type(dt) or isinstance(dt, pa.BaseExtensionType):
         return dt
-    return with_child_fields(dt, [_storage_field(c) for c in _children(dt)])
+    return with_child_fields(dt, [_storage_field(c) for c in child_fields(dt)])
 
 
 def _file_metadata(tf: Field) -> dict[str, bytes] | None:
@@ -256,7 +218,7 @@ def _declared_type(tf: Field, dt: pa.DataType, large: bool) -> pa.DataType:
     if isinstance(dt, pa.BaseExtensionType):
         dt = dt.storage_type
     if not tf.children:
-        return _devew(_storage_only(dt), large)
+        return kernel_type(_storage_only(dt), large=large)
     kids = {c.name: c for c in tf.children}
 
     def child(f: pa.Field, table_child: Field | None) -> pa.Field:
@@ -267,7 +229,7 @@ def _declared_type(tf: Field, dt: pa.DataType, large: bool) -> pa.DataType:
         return pa.field(f.name, inner, f.nullable, metadata=_file_metadata(table_child))
 
     if pa.types.is_struct(dt):
-        return pa.struct([child(f, kids.get(f.name)) for f in _children(dt)])
+        return pa.struct([child(f, kids.get(f.name)) for f in child_fields(dt)])
     if pa.types.is_list(dt):
         return pa.list_(child(dt.value_field, tf.children[0]))
     if pa.types.is_large_list(dt):
@@ -277,7 +239,7 @@ def _declared_type(tf: Field, dt: pa.DataType, large: bool) -> pa.DataType:
     if pa.types.is_map(dt):
         key, value = tf.children[0].children
         return pa.map_(child(dt.key_field, key), child(dt.item_field, value))
-    return _devew(dt, large)
+    return kernel_type(dt, large=large)
 
 
 def declared_field(tf: Field, input_field: pa.Field, *, large: bool) -> pa.Field:
@@ -299,12 +261,12 @@ def _convert(arr: pa.Array, tf: Field) -> tuple[pa.Array, bool]:
         arr = arr.storage
     if _has_extension_type(arr.type):  # nested extension arrays: storage (+ metadata)
         arr = arr.cast(_storage_only(arr.type))
-    if not _has_view(arr.type):
+    if not has_view(arr.type):
         return arr, False
     # the array's buffer bytes bound its value bytes from above: when they fit in 32-bit
     # offsets, so does every value (and every list of them)
     large = arr.nbytes > OFFSET_LIMIT
-    return arr.cast(_devew(arr.type, large)), large
+    return arr.cast(kernel_type(arr.type, large=large)), large
 
 
 def to_physical(batch: pa.RecordBatch, bound: Sequence[Field]) -> pa.RecordBatch:
@@ -484,7 +446,7 @@ def _check_layout(tf: Field, df: Field, dt: pa.DataType, flagged: bool) -> None:
     if flagged:
         st = semantic_type_of(tf)
         # (a bfloat16 item may be stored in its field-metadata form: ask the layout table)
-        ok = not _has_view(dt) and (
+        ok = not has_view(dt) and (
             str(semantic_type_of(df)) == str(st) or is_physical_layout(st, dt)
         )
         expected = f"a physical layout of {semantic_type_of(tf)}"
