@@ -19,7 +19,7 @@ from lance.file import LanceFileReader, LanceFileWriter
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
-__all__ = ["WrittenFile", "DataFileWriter", "DataFileReader"]
+__all__ = ["WrittenFile", "DataFileWriter", "DataFileReader", "file_metadata"]
 
 #: how many open data-file readers are kept for reuse
 _OPEN_FILES = 256
@@ -49,7 +49,7 @@ class DataFileWriter:
         self._writer = LanceFileWriter(path, schema, version=version)
 
     def write(self, batch: pa.RecordBatch) -> None:
-        self._writer.write_batch(batch)
+        self._writer.write_batch(_without_sliced_nested_structs(batch))
         self.num_rows += batch.num_rows
 
     def close(self) -> WrittenFile:
@@ -57,6 +57,47 @@ class DataFileWriter:
         return WrittenFile(
             self.name, self.num_rows, self._store.size(f"{DATA_DIR}/{self.name}"), self.schema
         )
+
+
+def _has_struct(dt: pa.DataType) -> bool:
+    if isinstance(dt, pa.BaseExtensionType):
+        dt = dt.storage_type
+    if pa.types.is_struct(dt):
+        return True
+    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+        return _has_struct(dt.value_type)
+    if pa.types.is_map(dt):
+        return _has_struct(dt.key_type) or _has_struct(dt.item_type)
+    return False
+
+
+def _sliced(arr: pa.Array) -> bool:
+    """Whether any array in ``arr``'s tree starts at a non-zero offset."""
+    if isinstance(arr, pa.ExtensionArray):
+        arr = arr.storage
+    if arr.offset:
+        return True
+    dt = arr.type
+    if pa.types.is_struct(dt):
+        return any(_sliced(arr.field(i)) for i in range(dt.num_fields))
+    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+        return _sliced(arr.values)
+    if pa.types.is_map(dt):
+        return _sliced(arr.keys) or _sliced(arr.items)
+    return False
+
+
+def _without_sliced_nested_structs(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with every column that holds a struct and a slice anywhere in its tree
+    copied to offset 0: pylance 14's encoder panics (``assertion failed: end <= self.len()``
+    in arrow-data) on a sliced struct whose child is a struct, at any depth, for every file
+    version, and its own ``write_dataset`` does too (a cast of a sliced struct leaves the
+    slice in the children). Other columns pass unchanged."""
+    columns = batch.columns
+    fixed = [pa.concat_arrays([c]) if _has_struct(c.type) and _sliced(c) else c for c in columns]
+    if all(a is b for a, b in zip(fixed, columns, strict=True)):
+        return batch
+    return pa.RecordBatch.from_arrays(fixed, schema=batch.schema)
 
 
 def _open(path: str, columns: tuple[str, ...] | None) -> LanceFileReader:
@@ -74,6 +115,12 @@ def _open_in_thread(path: str, columns: tuple[str, ...] | None, thread: int) -> 
 @lru_cache(maxsize=_OPEN_FILES)
 def _metadata(path: str) -> tuple[pa.Schema, int]:
     meta = _open(path, None).metadata()
+    return meta.schema, int(meta.num_rows)
+
+
+def file_metadata(path: str) -> tuple[pa.Schema, int]:
+    """A data file's own schema and row count, read afresh (no reader cache)."""
+    meta = LanceFileReader(path).metadata()
     return meta.schema, int(meta.num_rows)
 
 

@@ -78,14 +78,6 @@ def unsliced_array(arr: pa.Array) -> pa.Array:
     return pa.concat_arrays([arr]) if arr.offset else arr
 
 
-def _unsliced(batch: pa.RecordBatch) -> pa.RecordBatch:
-    if not any(c.offset for c in batch.columns):
-        return batch
-    return pa.RecordBatch.from_arrays(
-        [unsliced_array(c) for c in batch.columns], schema=batch.schema
-    )
-
-
 def _narrow_dictionaries(batch: pa.RecordBatch) -> Iterator[tuple[str, pa.DictionaryArray]]:
     """Top-level and struct-member dictionary columns whose keys are narrower than 32 bits."""
 
@@ -207,7 +199,8 @@ def write_fragments(
                     schema = blobs.schema if blobs is not None else batch.schema
                     writer = DataFileWriter(store, name, schema, version)
                 room = max_rows_per_file - writer.num_rows
-                part = _unsliced(batch.slice(0, room) if batch.num_rows > room else batch)
+                part = batch.slice(0, room) if batch.num_rows > room else batch  # copied when
+                # sliced structs need it (storage.datafile)
                 try:
                     writer.write(part if blobs is None else blobs.prepare(part))
                 except _RowError as err:  # rows of ``part``, which starts at row ``done``
