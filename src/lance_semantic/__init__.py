@@ -8,6 +8,7 @@ True
 from __future__ import annotations
 
 from . import errors
+from .dataset.check import CheckReport, Problem, check
 from .dataset.dataset import Dataset, FeatureFlags, dataset
 from .dataset.fragment import LanceFragment
 from .dataset.maintenance import upgrade
@@ -48,6 +49,9 @@ __all__ = [
     "FLAG_SEMANTIC_TYPES",
     "dataset",
     "write_dataset",
+    "check",
+    "CheckReport",
+    "Problem",
     "upgrade",
     "errors",
     "LanceSemanticError",

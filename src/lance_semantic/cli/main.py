@@ -1,5 +1,5 @@
-"""``lance-semantic`` command line: ``inspect``, ``upgrade``, ``set-output-encoding`` and
-``demo`` (layer L6).
+"""``lance-semantic`` command line: ``inspect``, ``check``, ``upgrade``,
+``set-output-encoding`` and ``demo`` (layer L6).
 
 Bad input gives one line on stderr and a non-zero exit status, never a traceback.
 """
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from ..dataset.check import check
 from ..dataset.dataset import Dataset, dataset
 from ..dataset.writing import write_dataset
 from ..errors import LanceSemanticError
@@ -131,6 +132,28 @@ def _open(uri: str) -> Dataset:
     return dataset(uri)
 
 
+def _storage_options(pairs: Sequence[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--storage-option takes K=V, not {pair!r}")
+        options[key] = value
+    return options
+
+
+def _check(uri: str, version: int | None, as_json: bool, pairs: Sequence[str]) -> int:
+    report = check(uri, version=version, storage_options=_storage_options(pairs) or None)
+    if as_json:
+        print(report.to_json())
+    elif report.ok:
+        print(f"{report.uri} version {report.version}: ok")
+    else:
+        for problem in report.problems:
+            print(problem)
+    return 0 if report.ok else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lance-semantic", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -140,6 +163,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_inspect.add_argument("uri")
     p_inspect.add_argument(
         "--version", type=int, default=None, help="a version other than the latest"
+    )
+    p_check = sub.add_parser(
+        "check", help="verify a table version (reads only); exit 1 with one line per problem"
+    )
+    p_check.add_argument("uri")
+    p_check.add_argument("--version", type=int, default=None, help="default: the latest")
+    p_check.add_argument("--json", action="store_true", help='print {"ok": ..., "problems": [...]}')
+    p_check.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a storage option (repeatable), as for lance_semantic.dataset",
     )
     p_up = sub.add_parser(
         "upgrade", help="upgrade a legacy table to semantic types (one metadata-only commit)"
@@ -161,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_dir(args.uri)
             print(format_inspect(dataset(args.uri, version=args.version)))
             return 0
+        if args.command == "check":
+            return _check(args.uri, args.version, args.json, args.storage_option)
         if args.command == "upgrade":
             ds = _open(args.uri)
             if ds.semantic_types:

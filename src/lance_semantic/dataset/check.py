@@ -1,0 +1,268 @@
+"""``ls.check``: prove a table version is sound, reading only (layer L5).
+
+pylance's ``LanceDataset.validate()`` is the peer: it raises on the first problem it knows.
+``check`` reports every problem it finds, the ones pylance knows (manifest structure,
+fragment ids, row and deletion counts, files that exist) and the contract's invariants
+pylance cannot know: each data file of a flagged table holds, for every field, a layout
+accepted for its semantic type (the writer-boundary invariant, checked after the fact), and
+every output-encoding entry is valid for its field. Nothing is ever written.
+
+>>> import tempfile, pyarrow as pa, lance_semantic as ls
+>>> uri = tempfile.mkdtemp() + "/t"
+>>> _ = ls.write_dataset(pa.table({"s": ["a", "b"]}), uri, data_storage_version="2.3")
+>>> ls.check(uri).ok
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..commit.committer import list_versions
+from ..errors import InvalidOutputEncodingError, InvariantViolationError, LanceSemanticError
+from ..manifest import flags
+from ..manifest.codec import decode_manifest_file, read_inline_transaction
+from ..manifest.model import DataFile, Fragment, Manifest
+from ..read.plan import id_entries, plan_data_file
+from ..schema.field import Field
+from ..schema.semantic import semantic_type_of
+from ..storage import paths
+from ..storage.datafile import file_metadata
+from ..storage.deletions import read_deleted_rows
+from ..storage.object_store import ObjectStore, open_store
+from ..types.layouts import validate_output_encoding
+from ..write.boundary import check_file_layout
+
+__all__ = ["Problem", "CheckReport", "check"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a table: a stable ``code`` (e.g. ``missing-file``), the file or
+    field ``path`` it is about, and a ``message`` a person can act on."""
+
+    code: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.path}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What :func:`check` found: ``ok`` when ``problems`` is empty."""
+
+    uri: str
+    version: int | None
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "uri": self.uri,
+            "version": self.version,
+            "ok": self.ok,
+            "problems": [
+                {"code": p.code, "path": p.path, "message": p.message} for p in self.problems
+            ],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def __str__(self) -> str:
+        head = f"{self.uri} version {self.version}: "
+        if self.ok:
+            return head + "ok"
+        return head + f"{len(self.problems)} problem(s)\n" + "\n".join(map(str, self.problems))
+
+
+def check(
+    uri: str, *, version: int | None = None, storage_options: Mapping[str, str] | None = None
+) -> CheckReport:
+    """Verify one version of the table at ``uri`` (default: the latest) and report every
+    problem found; reads only.
+
+    Parameters
+    ----------
+    uri
+        The table directory.
+    version
+        The version to check; the latest when None.
+    storage_options
+        As for :func:`lance_semantic.dataset`.
+
+    Returns
+    -------
+    CheckReport
+        ``.ok``, and ``.problems`` (each with ``.code``, ``.path``, ``.message``).
+    """
+    if not isinstance(uri, str):
+        raise TypeError(f"uri must be a str, not {type(uri).__name__}")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise TypeError(f"version must be an int, not {type(version).__name__}")
+    store = open_store(uri, storage_options)
+    versions = list_versions(store)
+    if not versions:
+        problem = Problem("not-a-table", store.root, "no manifest under _versions/")
+        return CheckReport(store.root, version, (problem,))
+    chosen = max(versions) if version is None else version
+    if chosen not in versions:
+        problem = Problem(
+            "version-missing",
+            store.root,
+            f"version {chosen} does not exist ({len(versions)} versions, latest {max(versions)})",
+        )
+        return CheckReport(store.root, chosen, (problem,))
+    name = f"{paths.VERSIONS_DIR}/{versions[chosen]}"
+    where = store.local_path(name)
+    try:
+        data = store.get(name)
+        manifest = decode_manifest_file(data, where)
+        read_inline_transaction(data, where)  # pylance reads it on every open
+    except (LanceSemanticError, OSError) as e:
+        return CheckReport(store.root, chosen, (Problem("manifest-corrupt", where, str(e)),))
+    problems = list(_manifest_problems(store, manifest, where, chosen))
+    return CheckReport(store.root, chosen, tuple(problems))
+
+
+def _manifest_problems(
+    store: ObjectStore, m: Manifest, where: str, version: int
+) -> Iterator[Problem]:
+    if m.version != version:
+        yield Problem(
+            "manifest-corrupt", where, f"holds version {m.version}, its name says {version}"
+        )
+    for mask, unknown in (
+        ("reader", flags.unknown_reader_flags(m.reader_feature_flags)),
+        ("writer", flags.unknown_writer_flags(m.writer_feature_flags)),
+    ):
+        if unknown:
+            named = ", ".join(flags.flag_names(unknown))
+            yield Problem("unknown-feature-flag", where, f"{mask} feature flags {named}")
+    seen: set[int] = set()
+    for frag in m.fragments:
+        if frag.id in seen:
+            yield Problem("duplicate-fragment-id", where, f"fragment id {frag.id} appears twice")
+        seen.add(frag.id)
+        if m.max_fragment_id is not None and frag.id > m.max_fragment_id:
+            yield Problem(
+                "fragment-id",
+                where,
+                f"fragment {frag.id} is above max_fragment_id {m.max_fragment_id}",
+            )
+        yield from _fragment_problems(store, m, frag)
+    if m.transaction_file:
+        rel = f"{paths.TRANSACTIONS_DIR}/{m.transaction_file}"
+        yield from _missing(store, rel)
+    if bool(m.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES):
+        for f in (d for top in m.schema.fields for d in top.walk()):
+            yield from _output_encoding_problems(f)
+
+
+def _missing(store: ObjectStore, rel: str) -> Iterator[Problem]:
+    if not store.exists(rel):
+        yield Problem("missing-file", store.local_path(rel), "referenced by the manifest, absent")
+
+
+def _fragment_problems(store: ObjectStore, m: Manifest, frag: Fragment) -> Iterator[Problem]:
+    flagged = bool(m.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES)
+    for df in frag.files:
+        yield from _data_file_problems(store, m, frag, df, flagged)
+    deletion = frag.deletion_file
+    if deletion is None:
+        return
+    rel = deletion.path(frag.id)
+    path = store.local_path(rel)
+    if deletion.num_deleted_rows > frag.physical_rows:
+        yield Problem(
+            "deletion-count",
+            path,
+            f"fragment {frag.id}: {deletion.num_deleted_rows} deleted rows of {frag.physical_rows}",
+        )
+    if not store.exists(rel):
+        yield from _missing(store, rel)
+        return
+    try:
+        rows = read_deleted_rows(
+            store, frag.id, deletion.read_version, deletion.id, deletion.file_type == "bitmap"
+        )
+    except Exception as e:  # a damaged file is a finding here, never a crash
+        yield Problem("unreadable-file", path, f"{type(e).__name__}: {e}")
+        return
+    if len(np.unique(rows)) != deletion.num_deleted_rows:
+        yield Problem(
+            "deletion-count",
+            path,
+            f"fragment {frag.id}: the file holds {len(np.unique(rows))} deleted rows, "
+            f"the manifest says {deletion.num_deleted_rows}",
+        )
+    if len(rows) and int(rows.max()) >= frag.physical_rows:
+        yield Problem(
+            "deletion-offset",
+            path,
+            f"fragment {frag.id}: deleted row {int(rows.max())} is past the fragment's "
+            f"{frag.physical_rows} rows",
+        )
+
+
+def _data_file_problems(
+    store: ObjectStore, m: Manifest, frag: Fragment, df: DataFile, flagged: bool
+) -> Iterator[Problem]:
+    rel = f"{paths.DATA_DIR}/{df.path}"
+    path = store.local_path(rel)
+    if not store.exists(rel):
+        yield from _missing(store, rel)
+        return
+    try:
+        schema, num_rows = file_metadata(path)
+    except Exception as e:  # a damaged file is a finding here, never a crash
+        yield Problem("unreadable-file", path, f"{type(e).__name__}: {e}")
+        return
+    if num_rows != frag.physical_rows:
+        yield Problem(
+            "row-count",
+            path,
+            f"fragment {frag.id}: the data file holds {num_rows} rows, the manifest says "
+            f"{frag.physical_rows}",
+        )
+    entries = sum(id_entries(f, df.file_major_version, df.file_minor_version) for f in schema)
+    if entries != len(df.fields):
+        yield Problem(
+            "data-file-fields",
+            path,
+            f"fragment {frag.id}: the file's columns take {entries} field ids, the manifest "
+            f"lists {len(df.fields)}",
+        )
+        return
+    plan = plan_data_file(m.schema, df, schema)
+    for field_id, column in plan.columns.items():
+        table_field = m.schema.field_by_id(field_id)
+        arrow = schema.field(column)
+        retag = plan.retag.get(field_id)
+        if retag is not None:
+            arrow = arrow.with_type(retag.type)
+        try:
+            check_file_layout(
+                [table_field], pa.schema([arrow.with_name(table_field.name)]), flagged=flagged
+            )
+        except InvariantViolationError as e:
+            yield Problem("layout", path, str(e))
+
+
+def _output_encoding_problems(f: Field) -> Iterator[Problem]:
+    if f.output_encoding is None:
+        return
+    try:
+        validate_output_encoding(semantic_type_of(f), f.output_encoding, path=f.path)
+    except InvalidOutputEncodingError as e:
+        yield Problem("output-encoding", f.path, str(e))
