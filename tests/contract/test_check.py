@@ -424,3 +424,26 @@ def test_check_command_exit_status_lines_and_json(
     assert main(["check", uri, "--storage-option", "nonsense"]) == 1
     assert "K=V" in capsys.readouterr().err
     assert flags.flag_names(1 << 40) == ["bit40"]
+
+
+# ---- blob sidecars ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"], ids=["legacy", "flagged"])
+def test_check_blob_descriptors_point_at_bytes_that_exist(tmp_path: Path, version: str) -> None:
+    from lance.blob import blob_array, blob_field
+
+    values = [b"a" * 10, b"b" * 200_000, None, b"c" * 5_000_000]  # inline, packed, dedicated
+    schema = pa.schema([pa.field("id", pa.int64()), blob_field("clip")])
+    table = pa.table({"id": pa.array(range(4)), "clip": blob_array(values)}, schema=schema)
+    uri = str(tmp_path / "b")
+    ls.write_dataset(table, uri, data_storage_version=version)
+    assert _checked(uri).ok
+    sidecars = sorted(str(p) for p in Path(uri, "data").glob("*/*.blob"))
+    assert len(sidecars) == 2
+    os.truncate(sidecars[0], 100)
+    os.unlink(sidecars[1])
+    report = _checked(uri)
+    assert sorted((p.code, p.path) for p in report.problems) == sorted(
+        [("blob-range", sidecars[0]), ("missing-file", sidecars[1])]
+    )

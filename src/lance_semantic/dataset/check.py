@@ -24,14 +24,17 @@ import numpy as np
 import pyarrow as pa
 
 from ..commit.committer import list_versions
-from ..errors import InvalidOutputEncodingError, InvariantViolationError, LanceSemanticError
+from ..errors import InvalidOutputEncodingError, LanceSemanticError
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, read_inline_transaction
 from ..manifest.model import DataFile, Fragment, Manifest
+from ..read.blob_descriptors import blob_descriptors
 from ..read.plan import id_entries, plan_data_file
+from ..schema.blob import is_blob, is_blob_v2
 from ..schema.field import Field
 from ..schema.semantic import semantic_type_of
 from ..storage import paths
+from ..storage.blobs import sidecar_path
 from ..storage.datafile import file_metadata
 from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore, open_store
@@ -235,7 +238,8 @@ def _data_file_problems(
             f"fragment {frag.id}: the data file holds {num_rows} rows, the manifest says "
             f"{frag.physical_rows}",
         )
-    entries = sum(id_entries(f, df.file_major_version, df.file_minor_version) for f in schema)
+    columns = _own_columns(schema)
+    entries = sum(id_entries(f, df.file_major_version, df.file_minor_version) for f in columns)
     if entries != len(df.fields):
         yield Problem(
             "data-file-fields",
@@ -247,6 +251,9 @@ def _data_file_problems(
     plan = plan_data_file(m.schema, df, schema)
     for field_id, column in plan.columns.items():
         table_field = m.schema.field_by_id(field_id)
+        if is_blob(table_field):  # its data-file column holds descriptors
+            yield from _blob_problems(store, df, table_field, frag)
+            continue
         arrow = schema.field(column)
         retag = plan.retag.get(field_id)
         if retag is not None:
@@ -255,8 +262,70 @@ def _data_file_problems(
             check_file_layout(
                 [table_field], pa.schema([arrow.with_name(table_field.name)]), flagged=flagged
             )
-        except InvariantViolationError as e:
+        except LanceSemanticError as e:
             yield Problem("layout", path, str(e))
+
+
+#: the descriptor members pylance 14 lists after a blob v2 column in a data file's own
+#: schema, as top-level columns with field id -1 (see ``read.blob_descriptors``)
+_DESCRIPTOR_MEMBERS = ("kind", "position", "size", "blob_id", "blob_uri")
+
+
+def _own_columns(schema: pa.Schema) -> list[pa.Field]:
+    """The file's columns without the descriptor members listed after blob v2 columns."""
+    out: list[pa.Field] = []
+    skip = 0
+    for f in schema:
+        if skip and f.name == _DESCRIPTOR_MEMBERS[len(_DESCRIPTOR_MEMBERS) - skip]:
+            skip -= 1
+            continue
+        skip = 0
+        out.append(f)
+        blob = (f.metadata or {}).get(b"lance-encoding:blob") == b"true"
+        if blob and pa.types.is_struct(f.type) and f.type.num_fields == 0:
+            skip = len(_DESCRIPTOR_MEMBERS)
+    return out
+
+
+def _blob_problems(
+    store: ObjectStore, df: DataFile, field: Field, frag: Fragment
+) -> Iterator[Problem]:
+    """Every descriptor points at bytes that exist: inside the data file (v1, v2 inline) or
+    inside its sidecar (v2 packed / dedicated). External URIs are not the table's files."""
+    data_path = store.local_path(f"{paths.DATA_DIR}/{df.path}")
+    try:
+        shadow = blob_descriptors(store, df, field, frag.physical_rows)
+        rows = shadow.to_table(columns=["blob"]).column("blob").to_pylist()
+    except Exception as e:  # a damaged file is a finding here, never a crash
+        yield Problem("unreadable-file", data_path, f"blob column '{field.path}': {e}")
+        return
+    sizes: dict[str, int | None] = {}
+    for row, d in enumerate(rows):
+        if d is None:
+            continue
+        kind = d.get("kind", 0) if is_blob_v2(field) else 0
+        if kind == 3:  # external
+            continue
+        if kind in (1, 2):
+            rel = f"{paths.DATA_DIR}/{sidecar_path(df.path, d['blob_id'])}"
+        else:
+            rel = f"{paths.DATA_DIR}/{df.path}"
+        if rel not in sizes:
+            sizes[rel] = store.size(rel) if store.exists(rel) else None
+        size = sizes[rel]
+        path = store.local_path(rel)
+        if size is None:
+            yield Problem(
+                "missing-file", path, f"blob column '{field.path}', row {row}: sidecar absent"
+            )
+            sizes[rel] = -1  # once per file
+        elif size >= 0 and d["position"] + d["size"] > size:
+            yield Problem(
+                "blob-range",
+                path,
+                f"blob column '{field.path}', row {row}: bytes {d['position']}.."
+                f"{d['position'] + d['size']} past the file's {size}",
+            )
 
 
 def _output_encoding_problems(f: Field) -> Iterator[Problem]:
