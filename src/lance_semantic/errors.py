@@ -7,6 +7,8 @@ builds its message from them, so callers can assert attributes instead of prose.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "LanceSemanticError",
     "SchemaError",
@@ -147,16 +149,24 @@ def _bits(flags: int) -> list[int]:
 class UnsupportedFeatureError(ManifestError):
     """Raised when a table carries feature flags this library does not know."""
 
-    def __init__(self, flags: int, *, kind: str, uri: str = "") -> None:
+    def __init__(
+        self, flags: int, *, kind: str, uri: str = "", features: Sequence[str] = ()
+    ) -> None:
         self.flags = flags
         self.bits = tuple(_bits(flags))
         self.kind = kind
         self.uri = uri
+        #: the features the bits stand for (``stable_row_ids``; ``bitN`` for unnamed ones)
+        self.features = tuple(features) or tuple(f"bit{b}" for b in self.bits)
         action = "read" if kind == "reader" else "written"
         where = f" {uri}" if uri else ""
+        named = ", ".join(
+            f"{name} (bit {bit})" if not name.startswith("bit") else f"unknown bit {bit}"
+            for name, bit in zip(self.features, self.bits, strict=False)
+        )
         super().__init__(
-            f"unsupported: dataset{where} cannot be {action} by lance-semantic; unknown "
-            f"{kind} feature flags {flags} (bits {', '.join(map(str, self.bits))})"
+            f"unsupported: dataset{where} cannot be {action} by lance-semantic; it uses "
+            f"{kind} features lance-semantic does not support: {named} (flags {flags})"
         )
 
 

@@ -220,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 0
         return _demo(args.dir)
-    except (LanceSemanticError, OSError, ValueError) as e:
+    except (LanceSemanticError, OSError, TypeError, ValueError) as e:
         print(f"lance-semantic: error: {e}", file=sys.stderr)
         return 1
 

@@ -11,6 +11,7 @@ import numpy as np
 from ..manifest.model import Fragment, Manifest
 from ..read.scan import deleted_rows
 from ..storage.object_store import ObjectStore
+from .arguments import check_bool, check_int, check_optional_int, check_real
 
 __all__ = ["CompactionOptions", "CompactionTask", "plan_compaction", "output_row_counts"]
 
@@ -40,20 +41,27 @@ class CompactionOptions:
                     values[name] = _PARSERS[name](key, raw)
         values.update({k: v for k, v in explicit.items() if v is not None})
         options = cls(**values)  # type: ignore[arg-type]
-        options._validate()
+        options = options._validate()
         if options.materialize_deletions and options.materialize_deletions_threshold >= 1.0:
             options = replace(options, materialize_deletions=False)
         return options
 
-    def _validate(self) -> None:
-        for name in ("target_rows_per_fragment", "max_rows_per_group"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
-        for name in ("num_threads", "batch_size"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value <= 0):
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    def _validate(self) -> CompactionOptions:
+        """The options with each value checked (a ``TypeError`` for a value of the wrong
+        type, a ``ValueError`` for a count below 1) and numpy numbers made Python ones."""
+        return replace(
+            self,
+            target_rows_per_fragment=check_int(
+                "target_rows_per_fragment", self.target_rows_per_fragment, minimum=1
+            ),
+            max_rows_per_group=check_int("max_rows_per_group", self.max_rows_per_group, minimum=1),
+            materialize_deletions=check_bool("materialize_deletions", self.materialize_deletions),
+            materialize_deletions_threshold=check_real(
+                "materialize_deletions_threshold", self.materialize_deletions_threshold
+            ),
+            num_threads=check_optional_int("num_threads", self.num_threads, minimum=1),
+            batch_size=check_optional_int("batch_size", self.batch_size, minimum=1),
+        )
 
 
 def _parse_int(key: str, raw: str) -> int:

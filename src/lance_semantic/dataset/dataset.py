@@ -6,6 +6,7 @@ commit a new version and advance the handle to it, as pylance does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from ..schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
 from ..storage.blobs import BlobFile
 from ..storage.object_store import ObjectStore, open_store
 from ..types.layouts import validate_output_encoding
+from . import arguments as args
 from . import evolution, mutations
 from .blobs import take_blobs
 from .compaction import DatasetOptimizer
@@ -53,7 +55,10 @@ class FeatureFlags:
 
 
 def dataset(
-    uri: str, *, version: int | None = None, storage_options: Mapping[str, str] | None = None
+    uri: str | os.PathLike[str],
+    *,
+    version: int | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Dataset:
     """Open the table at ``uri`` (the latest version, or ``version``).
 
@@ -63,9 +68,15 @@ def dataset(
         No table (or no such version) at ``uri``.
     UnsupportedFeatureError
         The table needs reader features this library does not have.
+    NotSupportedYetError
+        ``version`` is a string (a tag name in pylance; tags are not supported yet).
+    TypeError, ValueError
+        ``uri`` is not a path, ``version`` not a positive int.
     """
-    store = open_store(uri, storage_options)
-    return Dataset._open(store, uri, version)
+    uri = args.check_uri("uri", uri)
+    number = args.check_version(version)
+    store = open_store(uri, args.check_storage_options(storage_options))
+    return Dataset._open(store, uri, number)
 
 
 class Dataset:
@@ -142,7 +153,7 @@ class Dataset:
 
     def checkout_version(self, version: int) -> Dataset:
         """A new handle on ``version``; this one is unchanged."""
-        return Dataset._open(self._store, self._uri, version)
+        return Dataset._open(self._store, self._uri, args.check_version(version))
 
     def restore(self) -> Dataset:
         """Commit this (older) version as the newest one."""
@@ -175,6 +186,7 @@ class Dataset:
         fragments: Sequence[LanceFragment] | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """Stream the rows as record batches of at most ``batch_size`` rows."""
+        limit, offset, batch_size = _check_window(limit, offset, batch_size)
         plan = self._plan(columns, filter, output_encodings)
         frags = self._manifest.fragments if fragments is None else [f._fragment for f in fragments]
         return run_scan(
@@ -200,6 +212,7 @@ class Dataset:
 
         ``columns``: field paths (``"st.y"`` is a flat column), or a mapping of output names
         to SQL expressions over the table's columns (``{"y": "x * 2"}``), as in pylance."""
+        limit, offset, batch_size = _check_window(limit, offset, batch_size)
         plan = self._plan(columns, filter, output_encodings)
         batches = run_scan(
             self._store,
@@ -220,9 +233,7 @@ class Dataset:
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
         """Rows at ``indices`` (offsets among the live rows, in the order given)."""
-        idx = np.asarray(
-            indices.to_numpy() if isinstance(indices, pa.Array) else indices, dtype=np.int64
-        )
+        idx = args.check_row_indices("indices", indices)
         plan = self._plan(columns, None, output_encodings)
         readers = [
             FragmentReader(self._store, self.semantic_schema, f, plan.top_fields, plan.read_schema)
@@ -246,6 +257,10 @@ class Dataset:
         """Seekable, read-only file objects over the bytes of ``blob_column`` at ``indices``
         (offsets among the live rows), row ``ids`` or row ``addresses`` (the same thing
         without stable row ids), in the order given; None for null values (like pylance)."""
+        args.check_str("blob_column", blob_column)
+        for name, value in (("ids", ids), ("addresses", addresses), ("indices", indices)):
+            if value is not None:
+                args.check_row_indices(name, value)
         return take_blobs(
             self._store,
             self._manifest,
@@ -260,6 +275,9 @@ class Dataset:
         filter: Filter | None,
         output_encodings: Mapping[str, str] | None,
     ) -> ScanPlan:
+        args.check_columns(columns)
+        args.check_filter("filter", filter)
+        args.check_str_mapping("output_encodings", output_encodings, values="output encoding (str)")
         return plan_scan(
             self.semantic_schema,
             columns,
@@ -281,6 +299,9 @@ class Dataset:
             ``decimal128`` for precision 40), the field does not exist, or the table is a
             legacy table (output encodings apply to tables with semantic types only).
         """
+        args.check_str("field_path", field_path)
+        if encoding is not None:
+            args.check_str("encoding", encoding, empty=True)
         shown = str(encoding)
         if not self.semantic_types:
             raise InvalidOutputEncodingError(
@@ -309,21 +330,29 @@ class Dataset:
     # ---- writes ---------------------------------------------------------------------------
     def delete(self, predicate: Filter) -> DeleteResult:
         """Delete the rows matching ``predicate`` (deletion files; no data file rewritten)."""
+        args.check_filter("predicate", predicate, optional=False)
         return mutations.delete(self, predicate)
 
     def update(self, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
         """Set columns to SQL expressions on the rows matching ``where``."""
+        args.check_str_mapping("updates", updates, values="SQL expression (str)", optional=False)
+        args.check_filter("where", where)
         return mutations.update(self, updates, where)
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
         """A builder for an upsert keyed on ``on`` (see :class:`MergeInsertBuilder`)."""
-        return MergeInsertBuilder(self, on)
+        return MergeInsertBuilder(self, args.check_on(on, self.semantic_schema.names))
 
     def add_columns(self, transforms: Any, read_columns: Sequence[str] | None = None) -> Dataset:
         """Add columns from SQL expressions, Arrow fields (all null) or a batch function."""
+        if isinstance(transforms, Mapping):
+            args.check_str_mapping("transforms", transforms, values="SQL expression (str)")
+        if read_columns is not None:
+            args.check_column_names("read_columns", read_columns)
         return evolution.add_columns(self, transforms, read_columns)
 
     def drop_columns(self, columns: Sequence[str]) -> Dataset:
+        args.check_column_names("columns", columns)
         return evolution.drop_columns(self, columns)
 
     def alter_columns(self, *alterations: Mapping[str, Any]) -> Dataset:
@@ -346,3 +375,13 @@ class Dataset:
 
     def _advance(self, manifest: Manifest) -> None:
         self._manifest = manifest
+
+
+def _check_window(
+    limit: object, offset: object, batch_size: object
+) -> tuple[int | None, int | None, int | None]:
+    return (
+        args.check_optional_int("limit", limit),
+        args.check_optional_int("offset", offset),
+        args.check_optional_int("batch_size", batch_size, minimum=1),
+    )

@@ -46,6 +46,7 @@ from ..schema.extensions import (
 from ..schema.field import Field, TableSchema, freeze_metadata
 from ..schema.semantic import OUTPUT_ENCODING_KEY, canonicalize_created, semantic_type_of
 from ..write.fragments import parse_storage_version
+from .arguments import check_optional_bool, check_optional_str
 from .evolution_add import add_columns
 from .evolution_common import (
     TOMBSTONE_FIELD_ID,
@@ -307,7 +308,8 @@ class _Alteration:
             raise TypeError("an alteration needs a 'path'")
         src = _field(self.schema, alteration["path"])
         name = alteration.get("name")
-        nullable = alteration.get("nullable")
+        nullable = check_optional_bool("nullable", alteration.get("nullable"))
+        check_optional_str("name", name, empty=True)
         data_type = alteration.get("data_type")
         if name is None and nullable is None and data_type is None:
             raise SchemaEvolutionError(

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from ..errors import ReadError
 from ..manifest.model import Fragment
+from .arguments import check_row_indices
 
 if TYPE_CHECKING:
     from .dataset import Dataset
@@ -82,7 +83,7 @@ class LanceFragment:
         reader = FragmentReader(
             ds._store, ds.semantic_schema, self._fragment, plan.top_fields, plan.read_schema
         )
-        idx = np.asarray(indices, dtype=np.int64)
+        idx = check_row_indices("indices", indices)
         if len(idx) and (idx.min() < 0 or idx.max() >= reader.live_rows()):
             raise ReadError(f"take index out of range for fragment {self.fragment_id}")
         return take_rows([reader], [0], idx, plan)

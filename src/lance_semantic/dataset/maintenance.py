@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,9 @@ def upgrade_dataset(ds: Dataset) -> Dataset:
     return ds
 
 
-def upgrade(uri: str, *, storage_options: Mapping[str, str] | None = None) -> Dataset:
+def upgrade(
+    uri: str | os.PathLike[str], *, storage_options: Mapping[str, str] | None = None
+) -> Dataset:
     """Open the table at ``uri`` and upgrade it (see :func:`upgrade_dataset`)."""
     from .dataset import dataset
 

@@ -34,6 +34,12 @@ from ..schema.compatibility import match_input_fields
 from ..storage.deletions import write_deleted_rows
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
+from .arguments import (
+    cast_update_value,
+    check_boolean_result,
+    check_optional_str,
+    check_update_value,
+)
 from .expressions import MatchCondition, SqlExpression, referenced_columns
 from .scan import ScanPlan, plan_scan
 from .source_rows import Origin, RowOrigins
@@ -309,6 +315,8 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
             raise SchemaMismatchError(name, "<absent>", "update", "no such column")
     exprs = {name: SqlExpression(sql) for name, sql in updates.items()}
     out = _rows_plan(ds, None, None).read_schema  # the layout rows are written back in
+    for name, expr in exprs.items():
+        check_update_value(name, expr.sql, expr.evaluate, out)
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
 
@@ -322,7 +330,8 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
             columns = []
             for f in out:
                 if f.name in exprs:
-                    columns.append(exprs[f.name].evaluate(rows).cast(f.type))
+                    expr = exprs[f.name]
+                    columns.append(cast_update_value(f.name, expr.sql, expr.evaluate(rows), f.type))
                 else:
                     columns.append(rows.column(f.name))
             origin = _table_rows(ds, frag, offsets)
@@ -378,6 +387,7 @@ class MergeInsertBuilder:
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
         """Replace matched target rows by their source row; with ``condition`` (SQL naming
         ``target.<column>`` and ``source.<column>``) only the pairs that satisfy it."""
+        check_optional_str("condition", condition)
         self._update = True
         self._condition = MatchCondition(condition) if condition is not None else None
         return self
@@ -387,6 +397,7 @@ class MergeInsertBuilder:
         return self
 
     def when_not_matched_by_source_delete(self, expr: str | None = None) -> MergeInsertBuilder:
+        check_optional_str("expr", expr)
         self._delete = True
         self._delete_expr = expr
         return self
@@ -410,6 +421,10 @@ class MergeInsertBuilder:
         hits: dict[int, list[np.ndarray]] = {}
         counts = {"updated": 0, "deleted": 0, "inserted": 0}
         delete_pred = SqlExpression(self._delete_expr) if self._delete_expr else None
+        if delete_pred is not None:
+            check_boolean_result(
+                "when_not_matched_by_source_delete", delete_pred.sql, delete_pred.evaluate, out
+            )
         source_cols = [c for c in source.column_names if c in out.names]
 
         # read only the keys (and the delete condition's columns); whole rows are taken

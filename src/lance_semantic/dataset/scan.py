@@ -27,6 +27,7 @@ from ..read.scan import FragmentReader, empty_rows
 from ..read.views import kernel_schema, to_layout
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
+from .arguments import check_boolean_result
 from .evolution_sql import ColumnExpression
 from .expressions import SqlExpression, referenced_columns
 
@@ -177,6 +178,8 @@ def plan_scan(
     if blob_values:
         layout_schema = blob_values_schema(sub, layout_schema)
     read_schema = kernel_schema(layout_schema, dictionaries=plain_dictionaries)
+    if predicate is not None:  # before anything is read, as pylance
+        check_boolean_result("filter", filter, predicate.mask, read_schema)
     out_fields = []
     for i, out in enumerate(outputs):
         if out.path:

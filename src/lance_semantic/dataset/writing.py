@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +23,7 @@ from ..storage.object_store import ObjectStore, open_store
 from ..write.blob_values import v1_inputs_as_v2
 from ..write.boundary import Boundary
 from ..write.fragments import coerce_reader, parse_storage_version, write_fragments
+from . import arguments as args
 
 if TYPE_CHECKING:
     from .dataset import Dataset
@@ -43,7 +45,7 @@ def _storage_version(requested: str | None) -> str:
 
 def write_dataset(
     data: Any,
-    uri: str | ObjectStore,
+    uri: str | os.PathLike[str] | ObjectStore,
     *,
     mode: Literal["create", "append", "overwrite"] = "create",
     schema: pa.Schema | None = None,
@@ -81,11 +83,17 @@ def write_dataset(
     """
     from .dataset import Dataset
 
-    if mode not in ("create", "append", "overwrite"):
-        raise ValueError(f"mode must be 'create', 'append' or 'overwrite', not {mode!r}")
-    if max_rows_per_file <= 0:
-        raise ValueError("max_rows_per_file must be positive")
-    store = uri if not isinstance(uri, str) else open_store(uri, storage_options)
+    args.check_mode("mode", mode, ("create", "append", "overwrite"))
+    max_rows_per_file = args.check_int("max_rows_per_file", max_rows_per_file, minimum=1)
+    args.check_optional_str("data_storage_version", data_storage_version)
+    args.check_optional_bool("semantic_types", semantic_types)
+    args.check_bool("allow_external_blob_outside_bases", allow_external_blob_outside_bases)
+    if schema is not None and not isinstance(schema, pa.Schema):
+        raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
+    if isinstance(uri, str | os.PathLike) or not hasattr(uri, "local_path"):  # not a store
+        uri = args.check_uri("uri", uri)
+    options = args.check_storage_options(storage_options)
+    store = uri if not isinstance(uri, str) else open_store(uri, options)
     display_uri = _uri or (uri if isinstance(uri, str) else store.root)
     reader = coerce_reader(data, schema)
     base: Manifest | None = load_manifest(store) if latest_version(store) is not None else None

@@ -171,7 +171,7 @@ def check_readable(manifest_or_flags: Manifest | int, uri: str = "") -> None:
         flags = manifest_or_flags
     unknown = unknown_reader_flags(flags)
     if unknown:
-        raise UnsupportedFeatureError(unknown, kind="reader", uri=uri)
+        raise UnsupportedFeatureError(unknown, kind="reader", uri=uri, features=flag_names(unknown))
 
 
 def check_writable(manifest_or_flags: Manifest | int, uri: str = "") -> None:
@@ -191,7 +191,7 @@ def check_writable(manifest_or_flags: Manifest | int, uri: str = "") -> None:
         flags = manifest_or_flags
     unknown = unknown_writer_flags(flags)
     if unknown:
-        raise UnsupportedFeatureError(unknown, kind="writer", uri=uri)
+        raise UnsupportedFeatureError(unknown, kind="writer", uri=uri, features=flag_names(unknown))
 
 
 def next_flags(
