@@ -395,8 +395,12 @@ def test_check_an_old_version_and_a_missing_one(tmp_path: Path) -> None:
     missing = ls.check(uri, version=9)
     assert [p.code for p in missing.problems] == ["version-missing"]
     assert [p.code for p in ls.check(str(tmp_path / "none")).problems] == ["not-a-table"]
-    with pytest.raises(TypeError):
+    with pytest.raises(ls.NotSupportedYetError, match="tag"):
         ls.check(uri, version="1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        ls.check(123)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        ls.check(uri, version=-1)
 
 
 # ---- the command ------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore, open_store
 from ..types.layouts import validate_output_encoding
 from ..write.boundary import check_file_layout
+from .arguments import check_storage_options, check_uri, check_version
 
 __all__ = ["Problem", "CheckReport", "check"]
 
@@ -109,11 +110,9 @@ def check(
     CheckReport
         ``.ok``, and ``.problems`` (each with ``.code``, ``.path``, ``.message``).
     """
-    if not isinstance(uri, str):
-        raise TypeError(f"uri must be a str, not {type(uri).__name__}")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-        raise TypeError(f"version must be an int, not {type(version).__name__}")
-    store = open_store(uri, storage_options)
+    uri = check_uri("uri", uri)
+    version = check_version(version)
+    store = open_store(uri, check_storage_options(storage_options))
     versions = list_versions(store)
     if not versions:
         problem = Problem("not-a-table", store.root, "no manifest under _versions/")
