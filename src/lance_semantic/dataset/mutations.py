@@ -305,6 +305,8 @@ def _delete(ds: Dataset, predicate: Filter) -> DeleteResult:
 
 def update(ds: Dataset, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
     """Rewrite the rows matching ``where`` with ``updates`` (column -> SQL expression)."""
+    if isinstance(updates, Mapping) and not updates:  # pylance: "No updates provided"
+        raise ValueError("update: no updates provided (give at least one column -> SQL)")
     return _retrying(ds, lambda: _update(ds, updates, where))
 
 
@@ -403,7 +405,17 @@ class MergeInsertBuilder:
         return self
 
     def execute(self, data: Any) -> MergeInsertResult:
-        """Apply the merge with ``data`` as the source and commit one ``Update``."""
+        """Apply the merge with ``data`` as the source and commit one ``Update``.
+
+        Raises ``ValueError`` when no ``when_*`` clause was chosen (the merge could change
+        nothing; pylance refuses it the same way) before reading ``data``.
+        """
+        if not (self._update or self._insert or self._delete):
+            raise ValueError(
+                "merge_insert is not configured to change the data in any way: call "
+                "when_matched_update_all, when_not_matched_insert_all or "
+                "when_not_matched_by_source_delete before execute"
+            )
         source = coerce_reader(data).read_all()
         return _retrying(self._ds, lambda: self._execute(source))
 
