@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InvalidExpressionError
+from .sql_parse import parse_expression
 
 __all__ = ["ColumnExpression", "is_null_cast"]
 
@@ -219,8 +220,8 @@ def is_null_cast(sql: str, read_schema: pa.Schema) -> pa.DataType | None:
     """
     df = _session().from_arrow(_empty_batch(read_schema))
     try:
-        expr = df.parse_sql_expr(sql)
-    except Exception:  # DataFusion raises plain Exception; ColumnExpression reports it
+        expr = parse_expression(df, sql)
+    except InvalidExpressionError:  # ColumnExpression reports it
         return None
     if expr.variant_name() != "Cast":
         return None
@@ -250,7 +251,7 @@ class ColumnExpression:
     def _plan(self, batch: pa.RecordBatch) -> tuple[Any, Any]:
         df = self._ctx.from_arrow(batch)
         try:
-            expr = df.parse_sql_expr(self.sql)
+            expr = parse_expression(df, self.sql)
             return df, _Resolver(df, self.sql).resolve(expr)
         except InvalidExpressionError:
             raise

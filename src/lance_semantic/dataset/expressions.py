@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidExpressionError
+from .sql_parse import parse_expression
 
 __all__ = ["SqlExpression", "MatchCondition", "referenced_columns"]
 
@@ -45,8 +47,8 @@ class SqlExpression:
 
     def evaluate(self, batch: pa.RecordBatch) -> pa.Array:
         df = self._ctx.from_arrow(_storage_only(batch))
+        expr = parse_expression(df, self.sql)
         try:
-            expr = df.parse_sql_expr(self.sql)
             out = df.select(expr.alias("__value")).to_arrow_table().column(0)
         except Exception as e:  # DataFusion raises plain Exception
             raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
@@ -68,26 +70,30 @@ class MatchCondition:
     def mask(self, target: pa.Table, source: pa.Table) -> pa.Array:
         """For aligned matched pairs (row i of ``target`` matches row i of ``source``), which
         satisfy the condition (nulls count as false)."""
+        from datafusion import col
+
         n = target.num_rows
         index = pa.array(range(n), pa.int64())
         self._ctx.register_record_batches(
             "target", [target.append_column("__i", index).to_batches()]
         )
         self._ctx.register_record_batches(
-            "source", [source.append_column("__i", index).to_batches()]
+            "source", [source.append_column("__j", index).to_batches()]
         )
         try:
-            query = (
-                "SELECT target.__i FROM target JOIN source ON target.__i = source.__i "
-                f"WHERE {self.sql}"
+            pairs = self._ctx.table("target").join(
+                self._ctx.table("source"), left_on="__i", right_on="__j", how="inner"
             )
-            hits = self._ctx.sql(query).to_arrow_table().column(0).to_pylist()
-        except Exception as e:  # DataFusion raises plain Exception
-            raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
+            # the condition is parsed as one expression over the joined pairs, never
+            # pasted into SQL text
+            expr = parse_expression(pairs, self.sql)
+            try:
+                hits = pairs.filter(expr).select(col("__i")).to_arrow_table().column(0)
+            except Exception as e:  # DataFusion raises plain Exception
+                raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
         finally:
             self._ctx.deregister_table("target")
             self._ctx.deregister_table("source")
-        keep = [False] * n
-        for i in hits:
-            keep[i] = True
+        keep = np.zeros(n, dtype=bool)
+        keep[hits.to_numpy()] = True
         return pa.array(keep, pa.bool_())
