@@ -13,6 +13,7 @@ from dataclasses import replace
 from functools import singledispatch
 
 from ..manifest import flags
+from ..manifest.indices import without_indices_on_missing_fields
 from ..manifest.model import (
     DEFAULT_DATA_FORMAT,
     Append,
@@ -82,6 +83,10 @@ def apply_transaction(
             fragments=fragments,
             data_format=restored.data_format,
             config=restored.config,
+            # the restored version's whole manifest, as pylance: its indices cover its
+            # fragments and rows (the newest version's would answer for other rows)
+            index_section=restored.index_section,
+            table_metadata=restored.table_metadata,
         )
     elif isinstance(txn.operation, Overwrite):
         nxt = _overwrite(txn.operation, base, data_format)
@@ -186,7 +191,9 @@ def _(op: Project, base: Manifest | None) -> Manifest:
     for frag in base.fragments:
         files = tuple(df for df in frag.files if any(i in live for i in df.fields))
         frags.append(replace(frag, files=files))
-    return replace(base, schema=op.schema, fragments=tuple(frags))
+    # as pylance: an index on a field the new schema no longer has goes with the field
+    section = without_indices_on_missing_fields(base.index_section, live)
+    return replace(base, schema=op.schema, fragments=tuple(frags), index_section=section)
 
 
 @_apply.register

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from ..commit.committer import commit
 from ..errors import NotSupportedYetError
+from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Merge, Project, preserves_nullability
 from ..read.output import output_field
 from ..schema.arrow import field_from_arrow, field_to_arrow
@@ -573,4 +574,18 @@ def alter_columns(ds: Dataset, alterations: Sequence[Mapping[str, Any]]) -> Data
         )
         ds._advance(commit(ds._store, ds.manifest, op))
         return ds
+    _refuse_indexed_casts(ds, plan)
     return _rewrite(ds, plan, new_schema)
+
+
+def _refuse_indexed_casts(ds: Dataset, plan: _Alteration) -> None:
+    """pylance 14 refuses to cast a column an index covers (the cast rewrites the data the
+    index points into); so do we, before anything is written."""
+    indexed = index_field_ids(ds.manifest.index_section)
+    hit = [c.old.path for c in plan.casts.values() if indexed & {f.id for f in c.old.walk()}]
+    if hit:
+        raise SchemaEvolutionError(
+            ", ".join(hit),
+            "an index covers it and a cast rewrites its data: drop the index with pylance's "
+            "drop_index() first, cast, then build the index again",
+        )
