@@ -19,6 +19,7 @@ __all__ = [
     "DatasetNotFoundError",
     "DatasetExistsError",
     "CorruptManifestError",
+    "CorruptTableError",
     "UnsupportedFeatureError",
     "UnsupportedTypeError",
     "ReservedExtensionNameError",
@@ -134,12 +135,27 @@ class DatasetExistsError(ManifestError, FileExistsError):
 
 
 class CorruptManifestError(ManifestError):
-    """Raised when a manifest file is truncated or cannot be decoded."""
+    """Raised when a manifest file is truncated, cannot be decoded, or describes an
+    impossible table (duplicate fragment ids, more deleted rows than rows, a file path that
+    leaves the table directory). ``path`` is the manifest; ``named_path``, when the problem
+    is a path the manifest names, is that path as written in the manifest."""
+
+    def __init__(self, path: str, reason: str, *, named_path: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.named_path = named_path
+        super().__init__(f"Corrupt manifest {path}: {reason}")
+
+
+class CorruptTableError(ReadError):
+    """Raised when a file of the table (data file, deletion file, transaction file, blob
+    sidecar) is missing, truncated, unreadable, or disagrees with what the manifest says
+    about it. ``path`` is the file."""
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"Corrupt manifest {path}: {reason}")
+        super().__init__(f"Corrupt table file {path}: {reason}")
 
 
 def _bits(flags: int) -> list[int]:

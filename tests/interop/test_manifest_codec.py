@@ -80,8 +80,12 @@ def _table(n: int, start: int = 0) -> pa.Table:
 
 
 def _small(n: int, start: int = 0) -> pa.Table:
-    return pa.table({"a": pa.array(range(start, start + n), pa.int64()),
-                     "b": [f"s{i}" for i in range(start, start + n)]})
+    return pa.table(
+        {
+            "a": pa.array(range(start, start + n), pa.int64()),
+            "b": [f"s{i}" for i in range(start, start + n)],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +177,16 @@ def test_pylance_operations_decode_as_expected(tables: dict[str, Path]) -> None:
         assert t is not None
         ops[m.version] = (m, t)
     assert [type(ops[v][1].operation).__name__ for v in sorted(ops)] == [
-        "Overwrite", "Append", "Delete", "Merge", "Update", "UpdateConfig", "UpdateConfig",
-        "Project", "Project", "Delete",
+        "Overwrite",
+        "Append",
+        "Delete",
+        "Merge",
+        "Update",
+        "UpdateConfig",
+        "UpdateConfig",
+        "Project",
+        "Project",
+        "Delete",
     ]
     merge = ops[4][1].operation
     assert isinstance(merge, Merge)
@@ -276,7 +288,8 @@ def test_pylance_refuses_to_write_with_writer_only_semantic_flag(tmp_path: Path)
     lance.write_dataset(_small(4), root)
     base = decode_manifest_file(_manifest_path(root, 1).read_bytes())
     flagged = replace(
-        base, version=2,
+        base,
+        version=2,
         writer_feature_flags=base.writer_feature_flags | flags.FLAG_SEMANTIC_TYPES,
     )
     _manifest_path(root, 2).write_bytes(encode_manifest_file(flagged))
@@ -300,8 +313,13 @@ def test_minimal_manifest_without_transaction_is_accepted(tmp_path: Path) -> Non
 
 def test_preserves_nullability_matches_pylance(tmp_path: Path) -> None:
     root = tmp_path / "t"
-    t = pa.table({"a": pa.array([1, 2, 3], pa.int64()), "b": pa.array([1, 2, 3], pa.int64()),
-                  "s": pa.array([{"x": 1}] * 3)})
+    t = pa.table(
+        {
+            "a": pa.array([1, 2, 3], pa.int64()),
+            "b": pa.array([1, 2, 3], pa.int64()),
+            "s": pa.array([{"x": 1}] * 3),
+        }
+    )
     t = t.cast(pa.schema([pa.field("a", pa.int64(), nullable=False), *list(t.schema)[1:]]))
     ds = lance.write_dataset(t, root)
     ds.add_columns({"n1": "a * 2"})  # non-nullable addition

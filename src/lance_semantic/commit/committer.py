@@ -12,6 +12,7 @@ from ..errors import CommitConflictError, CorruptManifestError, DatasetNotFoundE
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_transaction
 from ..manifest.model import Manifest, Operation, Restore, Transaction
+from ..manifest.validation import named_paths
 from ..storage import paths
 from ..storage.object_store import ObjectStore
 from .conflicts import rebase
@@ -55,11 +56,15 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
     if version not in versions:
         raise DatasetNotFoundError(store.root, f"version {version} does not exist")
     name = f"{paths.VERSIONS_DIR}/{versions[version]}"
-    manifest = decode_manifest_file(store.get(name), store.local_path(name))
+    where = store.local_path(name)
+    try:
+        data = store.get(name)
+    except OSError as e:
+        raise CorruptManifestError(where, f"cannot read the manifest: {e}") from e
+    manifest = decode_manifest_file(data, where)
     if manifest.version != version:
-        raise CorruptManifestError(
-            store.local_path(name), f"holds version {manifest.version}, name says {version}"
-        )
+        raise CorruptManifestError(where, f"holds version {manifest.version}, name says {version}")
+    paths.check_inside(store.root, named_paths(manifest), manifest=where)
     return manifest
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import CommitConflictError, DatasetExistsError
+from ..errors import CommitConflictError, CorruptTableError, DatasetExistsError
 from ..manifest.codec import decode_transaction
 from ..manifest.model import (
     Append,
@@ -65,11 +65,16 @@ def commutes(ours: object, theirs: object) -> bool:
 def _transaction_of(store: ObjectStore, manifest: Manifest) -> Transaction | None:
     if not manifest.transaction_file:
         return None
+    name = f"{paths.TRANSACTIONS_DIR}/{manifest.transaction_file}"
     try:
-        data = store.get(f"{paths.TRANSACTIONS_DIR}/{manifest.transaction_file}")
-    except FileNotFoundError:
-        return None
-    return decode_transaction(data)
+        data = store.get(name)
+    except FileNotFoundError as e:
+        raise CorruptTableError(
+            store.local_path(name), f"the transaction file of version {manifest.version} is missing"
+        ) from e
+    except OSError as e:
+        raise CorruptTableError(store.local_path(name), f"cannot read: {e}") from e
+    return decode_transaction(data, store.local_path(name))
 
 
 def rebase(

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import struct
 
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from ..errors import CorruptManifestError
 from ._convert import DecodeProblem, manifest_from_pb, manifest_to_pb
@@ -23,6 +24,7 @@ from ._pb import lance_table_pb2 as tpb
 from ._pb import lance_transaction_pb2 as xpb
 from ._txn import transaction_from_pb, transaction_to_pb
 from .model import Manifest, Transaction
+from .validation import validate_manifest
 
 __all__ = [
     "MAGIC",
@@ -132,7 +134,53 @@ def _parse_manifest_pb(data: bytes, path: str) -> tuple[tpb.Manifest, int]:
         pb.ParseFromString(data[start:end])
     except DecodeError as e:
         raise CorruptManifestError(path, f"cannot decode Manifest message: {e}") from e
+    _refuse_unknown_fields(pb, path)
     return pb, start - _U32.size
+
+
+#: messages that decide which rows a read returns: a field number pylance 14 does not define
+#: there is refused too (elsewhere unknown numbers are kept, for newer writers' fields)
+_STRICT_MESSAGES = frozenset(
+    {"lance.table.DataFragment", "lance.table.DataFile", "lance.table.DeletionFile"}
+)
+
+
+def _refuse_unknown_fields(pb: tpb.Manifest, path: str) -> None:
+    """A field whose wire type does not match its declaration is what one flipped bit of a
+    tag makes: the protobuf runtime keeps it aside as "unknown" and the field it should have
+    been (a deletion file, a data file's field ids) silently disappears. Refuse it, and any
+    unknown field number inside a fragment."""
+    size = pb.ByteSize()
+    copy = tpb.Manifest()
+    copy.CopyFrom(pb)
+    copy.DiscardUnknownFields()  # recursive, in the runtime: cheap for large manifests
+    if copy.ByteSize() == size:
+        return
+    problem = _unknown_field_problem(pb, "Manifest")
+    if problem is not None:
+        raise CorruptManifestError(path, problem)
+
+
+def _unknown_field_problem(msg: Message, where: str) -> str | None:
+    declared = msg.DESCRIPTOR.fields_by_number
+    strict = msg.DESCRIPTOR.full_name in _STRICT_MESSAGES
+    for f in UnknownFieldSet(msg):
+        if f.field_number in declared:
+            return (
+                f"{where}: field {f.field_number} ({declared[f.field_number].name}) has "
+                f"wire type {f.wire_type}, which does not match its declaration"
+            )
+        if strict:
+            return f"{where}: field number {f.field_number} is not defined in this message"
+    for fd, value in msg.ListFields():
+        if fd.message_type is None:
+            continue
+        items = value if fd.is_repeated else [value]
+        for i, item in enumerate(items):
+            problem = _unknown_field_problem(item, f"{where}.{fd.name}[{i}]")
+            if problem is not None:
+                return problem
+    return None
 
 
 def _transaction_offset(pb: tpb.Manifest) -> int | None:
@@ -162,9 +210,11 @@ def decode_manifest_file(data: bytes, path: str = "") -> Manifest:
     if offset is not None:
         prefix_end = min(prefix_end, offset)
     try:
-        return manifest_from_pb(pb, index_section, bytes(data[:prefix_end]))
+        manifest = manifest_from_pb(pb, index_section, bytes(data[:prefix_end]))
     except DecodeProblem as e:
         raise CorruptManifestError(path, str(e)) from e
+    validate_manifest(manifest, path, base_ids=frozenset(b.id for b in pb.base_paths))
+    return manifest
 
 
 def read_inline_transaction(data: bytes, path: str = "") -> Transaction | None:
@@ -201,6 +251,8 @@ def decode_transaction(data: bytes, path: str = "") -> Transaction:
         pb.ParseFromString(data)
     except DecodeError as e:
         raise CorruptManifestError(path, f"cannot decode Transaction message: {e}") from e
+    if not pb.uuid:  # every writer sets it; an empty or cut file decodes as "no fields"
+        raise CorruptManifestError(path, "the transaction has no uuid (a required field)")
     try:
         return transaction_from_pb(pb)
     except DecodeProblem as e:

@@ -34,7 +34,7 @@ def blob_file(store: ObjectStore, data_file: str, field: Field, d: dict | None) 
         return BlobFile(local, d["position"], d["size"])
     if d["kind"] in (_PACKED, _DEDICATED):
         side = store.local_path(f"{DATA_DIR}/{sidecar_path(data_file, d['blob_id'])}")
-        return BlobFile(side, d["position"], d["size"])
+        return BlobFile(side, d["position"], d["size"], inside=store.root)
     if d["kind"] == _EXTERNAL:
         return BlobFile(d["blob_uri"], d["position"], d["size"] or None)
     raise ValueError(f"field '{field.path}': unknown blob kind {d['kind']}")

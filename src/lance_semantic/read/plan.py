@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import CorruptTableError
 from ..manifest.model import DataFile
 from ..schema.field import TableSchema
 
@@ -305,7 +306,16 @@ def _merge_lists(parts: list[pa.Array]) -> pa.Array:
     )
 
 
-def plan_data_file(table: TableSchema, data_file: DataFile, file_schema: pa.Schema) -> FilePlan:
+def plan_data_file(
+    table: TableSchema, data_file: DataFile, file_schema: pa.Schema, *, where: str = ""
+) -> FilePlan:
+    """Which file column holds which table field. ``where`` names the file in errors.
+
+    Raises
+    ------
+    CorruptTableError
+        When the file's columns take more or fewer field ids than ``DataFile.fields`` has.
+    """
     columns: dict[int, str] = {}
     retags: dict[int, Retag] = {}
     walk = _Walk(
@@ -321,4 +331,11 @@ def plan_data_file(table: TableSchema, data_file: DataFile, file_schema: pa.Sche
                     if retag is not None:
                         retags[top.id] = retag
                 break
+    # (pylance's file reader lists a blob v2 descriptor's members as top-level columns)
+    if walk.pos != len(data_file.fields) and not any(_is_blob_v2(f) for f in file_schema):
+        raise CorruptTableError(
+            where or data_file.path,
+            f"its {len(file_schema)} columns take {walk.pos} field ids, the manifest lists "
+            f"{len(data_file.fields)} ({list(data_file.fields)})",
+        )
     return FilePlan(data_file, columns, retags)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..errors import NotSupportedYetError
+from ..errors import CorruptTableError, NotSupportedYetError
 from ..manifest.model import Fragment
 from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
 from ..schema.field import Field, TableSchema
@@ -35,7 +35,23 @@ def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
     d = fragment.deletion_file
     if d is None:
         return None
-    return read_deleted_rows(store, fragment.id, d.read_version, d.id, d.file_type == "bitmap")
+    rows = read_deleted_rows(store, fragment.id, d.read_version, d.id, d.file_type == "bitmap")
+    problem = None
+    if len(rows) and int(rows[-1]) >= fragment.physical_rows:
+        problem = (
+            f"deleted row offset {int(rows[-1])} is past the end of fragment {fragment.id} "
+            f"({fragment.physical_rows} rows)"
+        )
+    elif len(rows) > 1 and not (rows[1:] != rows[:-1]).all():
+        problem = "a row offset is deleted twice"
+    elif d.num_deleted_rows and len(rows) != d.num_deleted_rows:
+        problem = (
+            f"holds {len(rows)} deleted rows, the manifest says {d.num_deleted_rows} "
+            f"(fragment {fragment.id})"
+        )
+    if problem is not None:
+        raise CorruptTableError(store.local_path(d.path(fragment.id)), problem)
+    return rows
 
 
 class FragmentReader:
@@ -69,8 +85,15 @@ class FragmentReader:
                     raise NotSupportedYetError("reading legacy (0.1) data files")
                 if not any(_in(self._table, fid, wanted) for fid in df.fields):
                     continue
-                reader: _Reader = DataFileReader(self.store, df.path)
-                plan = plan_data_file(self._table, df, reader.schema)
+                file = DataFileReader(self.store, df.path)
+                if file.num_rows != self.fragment.physical_rows:
+                    raise CorruptTableError(
+                        file.path,
+                        f"holds {file.num_rows} rows, the manifest says fragment "
+                        f"{self.fragment.id} has {self.fragment.physical_rows}",
+                    )
+                reader: _Reader = file
+                plan = plan_data_file(self._table, df, reader.schema, where=file.path)
                 cols = [plan.columns[f.id] for f in self.fields if f.id in plan.columns]
                 blob, values = self._blob_columns(plan)
                 if blob:  # descriptors, read through pylance's table reader

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow.fs as pafs
 from lance.file import LanceFileSession
 
+from ..errors import CorruptTableError
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
@@ -107,16 +108,32 @@ def _open_external(uri: str) -> tuple[Any, int]:
     return f, f.size()
 
 
+def _resolves_inside(path: str, root: str) -> bool:
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    return real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
 class BlobFile(io.RawIOBase):
     """A seekable, read-only view of ``size`` bytes at ``offset`` of a local file or URI
     (what :meth:`lance_semantic.Dataset.take_blobs` returns, like pylance's ``BlobFile``).
 
     ``size=None`` means "to the end of the object" (external blobs stored with size 0).
+    ``inside``: a table directory that a local ``location`` must resolve into. A file that
+    cannot be opened, or ends before the blob does, is a ``CorruptTableError`` naming it.
     """
 
-    def __init__(self, location: str, offset: int, size: int | None) -> None:
+    def __init__(
+        self, location: str, offset: int, size: int | None, *, inside: str | None = None
+    ) -> None:
         super().__init__()
-        self._file, total = _open_external(location)
+        if inside is not None and not _resolves_inside(location, inside):
+            raise CorruptTableError(
+                location, f"resolves outside the table directory {inside} (a symbolic link)"
+            )
+        try:
+            self._file, total = _open_external(location)
+        except OSError as e:
+            raise CorruptTableError(location, f"cannot open the blob's file: {e}") from e
         self._offset = offset
         self._size = max(total - offset, 0) if size is None else size
         self._pos = 0
@@ -150,9 +167,10 @@ class BlobFile(io.RawIOBase):
         self._file.seek(self._offset + offset)
         data = bytes(self._file.read(end - offset))
         if len(data) != end - offset:  # never hand back a blob cut short
-            raise OSError(
-                f"blob at {self.location} (offset {self._offset}, size {self._size}): "
-                f"the object ends {end - offset - len(data)} bytes early"
+            raise CorruptTableError(
+                self.location,
+                f"blob at offset {self._offset}, size {self._size}: the file ends "
+                f"{end - offset - len(data)} bytes early",
             )
         return data
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 import pyarrow as pa
 from lance.file import LanceFileReader, LanceFileWriter
 
+from ..errors import CorruptTableError
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
@@ -124,13 +125,45 @@ def file_metadata(path: str) -> tuple[pa.Schema, int]:
     return meta.schema, int(meta.num_rows)
 
 
+#: what pylance's file reader raises for a missing, truncated or garbage file
+_READ_ERRORS = (OSError, ValueError, IndexError, RuntimeError, pa.ArrowException)
+
+
+def _is_read_error(e: BaseException) -> bool:
+    # pylance panics (pyo3 PanicException, a BaseException) on some truncated files
+    return isinstance(e, _READ_ERRORS) or type(e).__name__ == "PanicException"
+
+
+def _damaged(path: str, e: BaseException) -> CorruptTableError:
+    if isinstance(e, FileNotFoundError) or "Not found" in str(e):
+        return CorruptTableError(path, "the data file is missing")
+    return CorruptTableError(path, f"cannot read the data file: {_first_line(e)}")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
 class DataFileReader:
-    """An open data file: its physical schema, row count, ranges and takes."""
+    """An open data file: its physical schema, row count, ranges and takes.
+
+    Every failure to read the file (missing, truncated, not a Lance file, pages that do
+    not decode) is a :class:`~lance_semantic.errors.CorruptTableError` naming it."""
 
     def __init__(self, store: ObjectStore, name: str) -> None:
         self.name = name
         self._path = store.local_path(f"{DATA_DIR}/{name}")
-        self.schema, self.num_rows = _metadata(self._path)
+        try:
+            self.schema, self.num_rows = _metadata(self._path)
+        except BaseException as e:
+            if not _is_read_error(e):
+                raise
+            raise _damaged(self._path, e) from e
+
+    @property
+    def path(self) -> str:
+        return self._path
 
     def _reader(self, columns: Sequence[str] | None) -> LanceFileReader:
         if columns is None or list(columns) == self.schema.names:
@@ -142,9 +175,24 @@ class DataFileReader:
     ) -> Iterator[pa.RecordBatch]:
         if num_rows <= 0:
             return iter(())
-        reader = self._reader(columns)
-        return iter(reader.read_range(start, num_rows, batch_size=batch_size).to_batches())
+        return self._guarded(columns, start, num_rows, batch_size)
+
+    def _guarded(
+        self, columns: Sequence[str] | None, start: int, num_rows: int, batch_size: int
+    ) -> Iterator[pa.RecordBatch]:
+        try:
+            reader = self._reader(columns)
+            yield from reader.read_range(start, num_rows, batch_size=batch_size).to_batches()
+        except BaseException as e:
+            if not _is_read_error(e):
+                raise
+            raise _damaged(self._path, e) from e
 
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
-        reader = self._reader(columns)
-        return reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
+        try:
+            reader = self._reader(columns)
+            return reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
+        except BaseException as e:
+            if not _is_read_error(e):
+                raise
+            raise _damaged(self._path, e) from e

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from pyroaring import BitMap
 
+from ..errors import CorruptTableError
 from .object_store import ObjectStore
 from .paths import DELETIONS_DIR, deletion_file_name
 
@@ -24,13 +25,31 @@ _SCHEMA = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
 def read_deleted_rows(
     store: ObjectStore, fragment_id: int, read_version: int, file_id: int, bitmap: bool
 ) -> np.ndarray:
-    """The deleted row offsets (sorted, uint32) of one deletion file."""
-    data = store.get(
-        f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}"
-    )
-    if bitmap:
-        return np.asarray(BitMap.deserialize(data).to_array(), dtype=np.uint32)
-    table = ipc.open_file(pa.py_buffer(data)).read_all()
+    """The deleted row offsets (sorted, uint32) of one deletion file.
+
+    Raises
+    ------
+    CorruptTableError
+        Naming the file, when it is missing, truncated, or not a deletion file.
+    """
+    name = f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}"
+    path = store.local_path(name)
+    try:
+        data = store.get(name)
+    except FileNotFoundError as e:
+        raise CorruptTableError(path, "the deletion file is missing") from e
+    except OSError as e:
+        raise CorruptTableError(path, f"cannot read the deletion file: {e}") from e
+    try:
+        if bitmap:
+            return np.asarray(BitMap.deserialize(data).to_array(), dtype=np.uint32)
+        table = ipc.open_file(pa.py_buffer(data)).read_all()
+    except (ValueError, OSError, IndexError, pa.ArrowException) as e:
+        raise CorruptTableError(path, f"not a readable deletion file: {e}") from e
+    if not table.schema.equals(_SCHEMA):
+        raise CorruptTableError(
+            path, f"deletion file schema is {table.schema}, expected {_SCHEMA} (facts §7)"
+        )
     rows = table.column(0).to_numpy()
     return np.sort(rows.astype(np.uint32, copy=False))
 

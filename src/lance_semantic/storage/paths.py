@@ -6,8 +6,12 @@ Pure functions: no IO. Manifests use the V2 naming scheme for new tables
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Iterable
 from enum import Enum
+
+from ..errors import CorruptManifestError
 
 __all__ = [
     "VERSIONS_DIR",
@@ -21,6 +25,8 @@ __all__ = [
     "new_data_file_name",
     "transaction_file_name",
     "deletion_file_name",
+    "unsafe_reason",
+    "check_inside",
 ]
 
 VERSIONS_DIR = "_versions"
@@ -88,3 +94,65 @@ def transaction_file_name(read_version: int, txn_uuid: str) -> str:
 
 def deletion_file_name(fragment_id: int, read_version: int, file_id: int, bitmap: bool) -> str:
     return f"{fragment_id}-{read_version}-{file_id}.{'bin' if bitmap else 'arrow'}"
+
+
+def unsafe_reason(relative: str) -> str | None:
+    """Why ``relative`` (a path a manifest names, relative to a table directory) could
+    leave that directory or is not a path at all; None when it is a plain relative path.
+
+    >>> unsafe_reason("data/x.lance") is None
+    True
+    >>> unsafe_reason("../../outside/x.lance")
+    "a '..' component"
+    """
+    if not relative:
+        return "an empty path"
+    if relative.startswith(("/", "\\")) or os.path.isabs(relative) or "://" in relative:
+        return "an absolute path"
+    if any(ord(c) < 0x20 or c == "\x7f" for c in relative):
+        return "control characters"
+    parts = relative.replace("\\", "/").split("/")
+    if ".." in parts:
+        return "a '..' component"
+    if any(p in ("", ".") for p in parts):
+        return "an empty or '.' component"
+    return None
+
+
+def check_inside(root: str, named: Iterable[tuple[str, str]], *, manifest: str) -> None:
+    """Check that every ``(directory, name)`` in ``named`` (``name`` as a manifest gives
+    it, relative to ``directory`` of the table directory ``root``) is a file inside
+    ``root``: no absolute path, no ``..``, and no symbolic link, of the file or of a
+    directory on the way, that resolves outside ``root``.
+
+    Raises
+    ------
+    CorruptManifestError
+        Naming ``manifest`` and the first offending path.
+    """
+    real_dirs: dict[str, str] = {}  # a table has few directories: resolve each once
+
+    def real_dir(directory: str) -> str:
+        if directory not in real_dirs:
+            real_dirs[directory] = os.path.realpath(directory)
+        return real_dirs[directory]
+
+    real_root = real_dir(root)
+    for directory, rel in named:
+        why = unsafe_reason(rel)
+        if why is None:
+            full = os.path.join(root, directory, rel)
+            parent = real_dir(os.path.dirname(full))
+            target = os.path.realpath(full) if os.path.islink(full) else parent
+            if not _within(target, real_root) or not _within(parent, real_root):
+                why = f"a symbolic link that resolves outside the table ({target})"
+        if why is not None:
+            raise CorruptManifestError(
+                manifest,
+                f"path {rel!r} would leave the table directory {root}: it has {why}",
+                named_path=rel,
+            )
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)

@@ -15,8 +15,15 @@ from lance_semantic.schema.field import Field, TableSchema, freeze_metadata
 
 def sample_schema() -> TableSchema:
     flat = [
-        Field("i", 0, -1, "int64", nullable=False, encoding=1,
-              metadata=freeze_metadata({"zz": b"1", "aa": b"\x00\xff"})),
+        Field(
+            "i",
+            0,
+            -1,
+            "int64",
+            nullable=False,
+            encoding=1,
+            metadata=freeze_metadata({"zz": b"1", "aa": b"\x00\xff"}),
+        ),
         Field("s", 1, -1, "struct"),
         Field("x", 2, 1, "int32", encoding=1),
         Field("y", 3, 1, "string", encoding=2),
@@ -24,13 +31,26 @@ def sample_schema() -> TableSchema:
         Field("item", 5, 4, "int64", encoding=1),
         Field("d", 6, -1, "dict:string:int32:false", encoding=3, dictionary=(0, 0)),
         Field(
-            "u", 7, -1, "fixed_size_binary:16", encoding=1, extension_name="arrow.uuid",
+            "u",
+            7,
+            -1,
+            "fixed_size_binary:16",
+            encoding=1,
+            extension_name="arrow.uuid",
             metadata=freeze_metadata(
                 {"ARROW:extension:name": b"arrow.uuid", "ARROW:extension:metadata": b""}
             ),
         ),
-        Field("pk", 8, -1, "int32", nullable=False, unenforced_primary_key=True,
-              unenforced_primary_key_position=1, unenforced_clustering_key_position=2),
+        Field(
+            "pk",
+            8,
+            -1,
+            "int32",
+            nullable=False,
+            unenforced_primary_key=True,
+            unenforced_primary_key_position=1,
+            unenforced_clustering_key_position=2,
+        ),
     ]
     return TableSchema.from_flat(flat, freeze_metadata({"b": b"1", "a": b"2"}))
 
@@ -68,6 +88,8 @@ def sample_manifest(version: int = 3, **changes: object) -> Manifest:
 
 def txn(operation: object, read_version: int = 2) -> Transaction:
     return Transaction(
-        read_version, "0f8fad5b-d9cb-469f-a165-70867728950e", operation,  # type: ignore[arg-type]
+        read_version,
+        "0f8fad5b-d9cb-469f-a165-70867728950e",
+        operation,  # type: ignore[arg-type]
         properties={"__lance_commit_message": "hi"},
     )

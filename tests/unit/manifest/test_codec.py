@@ -169,7 +169,9 @@ def test_optional_fields_absent():
 
 
 def test_passthrough_keeps_unmodelled_and_unknown_fields():
-    base_path = wire.length_delimited(18, wire.tag(1, 0) + b"\x01" + wire.length_delimited(4, b"s3://x"))
+    base_path = wire.length_delimited(
+        18, wire.tag(1, 0) + b"\x01" + wire.length_delimited(4, b"s3://x")
+    )
     branch = wire.length_delimited(20, b"dev")
     unknown = wire.tag(99, 0) + wire.varint(5)
     row_ids = wire.length_delimited(5, b"\x0a\x04\x0a\x02\x08\x0a")
@@ -188,8 +190,9 @@ def test_legacy_dictionary_data_is_kept_at_file_start():
     d = Field("d", 0, -1, "dict:string:int32:false", dictionary=(2, 2))
     schema = TableSchema.from_flat([d])
     prefix = b"xy" + struct.pack("<3q", 0, 1, 2)
-    m = sample_manifest(schema=schema, fragments=(), legacy_dictionary_data=prefix,
-                        data_format=("lance", "0.1"))
+    m = sample_manifest(
+        schema=schema, fragments=(), legacy_dictionary_data=prefix, data_format=("lance", "0.1")
+    )
     t = txn(Append(()))
     data = encode_manifest_file(m, t)
     assert data.startswith(prefix)

@@ -36,7 +36,10 @@ def test_bit_values():
 def test_flag_names():
     assert flag_names(0) == []
     assert flag_names(1 | 8 | (1 << 32) | (1 << 40)) == [
-        "deletion_files", "table_config", "semantic_types", "bit40",
+        "deletion_files",
+        "table_config",
+        "semantic_types",
+        "bit40",
     ]
 
 
@@ -69,8 +72,9 @@ def test_unknown_writer_bit_refused(bit):
 
 
 def test_checks_accept_a_manifest():
-    m = sample_manifest(reader_feature_flags=1 | FLAG_SEMANTIC_TYPES,
-                        writer_feature_flags=9 | FLAG_SEMANTIC_TYPES)
+    m = sample_manifest(
+        reader_feature_flags=1 | FLAG_SEMANTIC_TYPES, writer_feature_flags=9 | FLAG_SEMANTIC_TYPES
+    )
     check_readable(m)
     check_writable(m)
     with pytest.raises(UnsupportedFeatureError):

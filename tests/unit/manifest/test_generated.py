@@ -13,8 +13,9 @@ PB = ROOT / "src" / "lance_semantic" / "manifest" / "_pb"
 
 def test_generated_modules_are_up_to_date(tmp_path: Path) -> None:
     env = {**os.environ, "OUT_DIR": str(tmp_path), "PYTHON": sys.executable}
-    subprocess.run(["bash", str(ROOT / "scripts" / "gen_protos.sh")], check=True, env=env,
-                   capture_output=True)
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gen_protos.sh")], check=True, env=env, capture_output=True
+    )
     generated = sorted(p.name for p in tmp_path.iterdir())
     assert generated == sorted(p.name for p in PB.iterdir() if p.is_file())
     for name in generated:

@@ -95,8 +95,12 @@ SX = Field("x", 2, 1, "int64")
         (_schema(A, S, SX, Field("n", 3, -1, "int64")), True),  # nullable addition
         (_schema(A, S, SX, Field("n", 3, -1, "int64", nullable=False)), False),
         (_schema(A, S, SX, Field("y", 3, 1, "int64", nullable=False)), False),  # in old struct
-        (_schema(A, S, SX, Field("t", 3, -1, "struct"),
-                 Field("y", 4, 3, "int64", nullable=False)), True),  # in new nullable struct
+        (
+            _schema(
+                A, S, SX, Field("t", 3, -1, "struct"), Field("y", 4, 3, "int64", nullable=False)
+            ),
+            True,
+        ),  # in new nullable struct
         (_schema(Field("a", 0, -1, "int64", nullable=False), S, SX), False),  # tightening
         (_schema(A, S, Field("x", 2, 1, "int64", nullable=False)), False),  # nested tightening
         (_schema(A), True),  # drop

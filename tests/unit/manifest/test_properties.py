@@ -112,9 +112,9 @@ manifests = st.builds(
     schema=schemas(),
     fragments=fragment_lists,
     version=U64,
-    writer_version=st.builds(
-        WriterVersion, TEXT, TEXT, st.none() | TEXT, st.none() | TEXT
-    ).filter(lambda w: w != WriterVersion("", "")),
+    writer_version=st.builds(WriterVersion, TEXT, TEXT, st.none() | TEXT, st.none() | TEXT).filter(
+        lambda w: w != WriterVersion("", "")
+    ),
     data_format=st.tuples(TEXT, TEXT),
     reader_feature_flags=U64,
     writer_feature_flags=U64,

@@ -67,8 +67,13 @@ def test_round_trip(op):
 
 
 def test_header_fields():
-    t = Transaction(7, "0f8fad5b-d9cb-469f-a165-70867728950e", Restore(1), tag="v1",
-                    properties={"z": "1", "__lance_commit_message": "m"})
+    t = Transaction(
+        7,
+        "0f8fad5b-d9cb-469f-a165-70867728950e",
+        Restore(1),
+        tag="v1",
+        properties={"z": "1", "__lance_commit_message": "m"},
+    )
     data = encode_transaction(t)
     assert wire.numbers(data) == [1, 2, 3, 4, 4, 106]
     assert wire.get(data, 1) == [7]

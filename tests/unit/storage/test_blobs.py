@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lance_semantic.errors import CorruptTableError
 from lance_semantic.storage.blobs import BlobFile, sidecar_path
 
 
@@ -45,7 +46,8 @@ def test_blob_file_of_a_whole_external_object(blob: Path) -> None:
 
 def test_blob_file_never_returns_a_blob_cut_short(blob: Path) -> None:
     f = BlobFile(str(blob), 90, 20)  # the object ends 10 bytes early
-    with pytest.raises(OSError, match="ends 10 bytes early"):
+    with pytest.raises(CorruptTableError) as e:
         f.read()
+    assert e.value.path == str(blob) and "10 bytes early" in e.value.reason
     f.close()
     assert f.closed

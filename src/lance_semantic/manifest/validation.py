@@ -1,0 +1,111 @@
+"""Structural checks of a decoded manifest (layer L3; issue 12 "strict manifests").
+
+A manifest that decodes can still describe an impossible table: two fragments with one id,
+more deleted rows than rows, a data file whose field ids and column indices disagree, a data
+file of another format version than the table's. pylance reads several of these and returns
+wrong answers; :func:`validate_manifest` refuses them, so every open fails loudly instead.
+Checks that need the files themselves (row counts, deletion offsets) happen where the files
+are read (``read/scan.py``); checks of the protobuf wire format in ``codec.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..errors import CorruptManifestError
+from . import flags
+from .model import DataFile, Fragment, Manifest
+
+__all__ = ["validate_manifest", "named_paths"]
+
+
+def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[str]:
+    if m.version < 1:
+        yield f"version {m.version} (versions start at 1)"
+    seen: set[int] = set()
+    mixed = bool(m.writer_feature_flags & flags.FLAG_MIXED_FILE_VERSIONS)
+    for frag in m.fragments:
+        if frag.id in seen:
+            yield f"duplicate fragment id {frag.id}"
+        seen.add(frag.id)
+        if m.max_fragment_id is not None and frag.id > m.max_fragment_id:
+            yield f"fragment id {frag.id} above max_fragment_id {m.max_fragment_id}"
+        yield from _fragment_problems(frag, m.data_format[1], mixed, base_ids)
+
+
+def _fragment_problems(
+    frag: Fragment, table_version: str, mixed: bool, base_ids: frozenset[int]
+) -> Iterator[str]:
+    where = f"fragment {frag.id}"
+    if not frag.files:
+        yield f"{where} has no data file"
+    for d in frag.files:
+        yield from _data_file_problems(d, where, table_version, mixed, base_ids)
+    dfile = frag.deletion_file
+    if dfile is not None:
+        if dfile.num_deleted_rows > frag.physical_rows:
+            yield (
+                f"{where} has {dfile.num_deleted_rows} deleted rows but only "
+                f"{frag.physical_rows} rows"
+            )
+        if dfile.base_id is not None and dfile.base_id not in base_ids:
+            yield f"{where}: deletion file base_id {dfile.base_id} is not a registered base path"
+
+
+def _data_file_problems(
+    d: DataFile, where: str, table_version: str, mixed: bool, base_ids: frozenset[int]
+) -> Iterator[str]:
+    what = f"{where}, data file {d.path!r}"
+    if d.file_major_version >= 2 and d.column_indices and len(d.column_indices) != len(d.fields):
+        yield (f"{what} has {len(d.fields)} field ids but {len(d.column_indices)} column indices")
+    stored = [i for i in d.fields if i >= 0]
+    if len(set(stored)) != len(stored):
+        yield f"{what} lists a field id twice ({list(d.fields)})"
+    if d.base_id is not None and d.base_id not in base_ids:
+        yield f"{what}: base_id {d.base_id} is not a registered base path"
+    if not mixed:
+        expected = _file_version(table_version)
+        if expected is not None and (d.file_major_version, d.file_minor_version) != expected:
+            if not (expected[0] == 0 and d.file_major_version == 0):  # legacy: any 0.x label
+                yield (
+                    f"{what} has format version {d.file_version}, the table "
+                    f"{table_version} (and the mixed-versions flag is not set)"
+                )
+
+
+def _file_version(table_version: str) -> tuple[int, int] | None:
+    if table_version in ("0.1", "legacy"):
+        return (0, 0)
+    major, _, minor = table_version.partition(".")
+    if major.isdigit() and minor.isdigit():
+        return int(major), int(minor)
+    return None
+
+
+def validate_manifest(
+    manifest: Manifest, path: str, *, base_ids: frozenset[int] = frozenset()
+) -> None:
+    """Refuse a manifest whose content is inconsistent.
+
+    ``base_ids`` are the ids of the manifest's registered base paths (``base_paths``).
+
+    Raises
+    ------
+    CorruptManifestError
+        Naming ``path`` and the first problem found.
+    """
+    for problem in _problems(manifest, base_ids):
+        raise CorruptManifestError(path, problem)
+
+
+def named_paths(manifest: Manifest) -> Iterator[tuple[str, str]]:
+    """Every file the manifest names, as (directory relative to the table, name as the
+    manifest gives it): data files, deletion files and the transaction file."""
+    for frag in manifest.fragments:
+        for d in frag.files:
+            yield "data", d.path
+        if frag.deletion_file is not None:
+            directory, _, name = frag.deletion_file.path(frag.id).partition("/")
+            yield directory, name
+    if manifest.transaction_file:
+        yield "_transactions", manifest.transaction_file
