@@ -112,7 +112,13 @@ def test_single_byte_manifest_mutations_read_identically_or_raise_a_library_erro
             elif _is_relabel(original, bytes(mutated)):
                 outcomes["relabelled field (undetectable)"] += 1
             else:
-                wrong.append(f"{table.name} byte {pos} -> {value}: different rows, no error")
+                diff = difflib.unified_diff(
+                    _decoded(original), _decoded(bytes(mutated)), lineterm="", n=0
+                )
+                wrong.append(
+                    f"{table.name} byte {pos} -> {value}: different rows, no error: "
+                    + " | ".join(list(diff)[2:])
+                )
         path.write_bytes(original)
         shutil.rmtree(table)
     print(dict(outcomes))  # the figures quoted in the README (pytest -s shows them)
