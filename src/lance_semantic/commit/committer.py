@@ -12,7 +12,7 @@ from ..errors import CommitConflictError, CorruptManifestError, DatasetNotFoundE
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_transaction
 from ..manifest.model import Manifest, Operation, Restore, Transaction
-from ..manifest.validation import named_paths
+from ..manifest.validation import named_paths, validate_manifest
 from ..storage import paths
 from ..storage.object_store import ObjectStore
 from .conflicts import rebase
@@ -64,6 +64,7 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
     manifest = decode_manifest_file(data, where)
     if manifest.version != version:
         raise CorruptManifestError(where, f"holds version {manifest.version}, name says {version}")
+    validate_manifest(manifest, where)
     paths.check_inside(store.root, named_paths(manifest), manifest=where)
     return manifest
 

@@ -74,7 +74,10 @@ def _transaction_of(store: ObjectStore, manifest: Manifest) -> Transaction | Non
         ) from e
     except OSError as e:
         raise CorruptTableError(store.local_path(name), f"cannot read: {e}") from e
-    return decode_transaction(data, store.local_path(name))
+    txn = decode_transaction(data, store.local_path(name))
+    if not txn.uuid:  # every writer sets it; an empty or cut file decodes as "no fields"
+        raise CorruptTableError(store.local_path(name), "the transaction has no uuid")
+    return txn
 
 
 def rebase(

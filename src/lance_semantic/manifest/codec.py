@@ -24,7 +24,6 @@ from ._pb import lance_table_pb2 as tpb
 from ._pb import lance_transaction_pb2 as xpb
 from ._txn import transaction_from_pb, transaction_to_pb
 from .model import Manifest, Transaction
-from .validation import validate_manifest
 
 __all__ = [
     "MAGIC",
@@ -213,7 +212,6 @@ def decode_manifest_file(data: bytes, path: str = "") -> Manifest:
         manifest = manifest_from_pb(pb, index_section, bytes(data[:prefix_end]))
     except DecodeProblem as e:
         raise CorruptManifestError(path, str(e)) from e
-    validate_manifest(manifest, path, base_ids=frozenset(b.id for b in pb.base_paths))
     return manifest
 
 
@@ -251,8 +249,6 @@ def decode_transaction(data: bytes, path: str = "") -> Transaction:
         pb.ParseFromString(data)
     except DecodeError as e:
         raise CorruptManifestError(path, f"cannot decode Transaction message: {e}") from e
-    if not pb.uuid:  # every writer sets it; an empty or cut file decodes as "no fields"
-        raise CorruptManifestError(path, "the transaction has no uuid (a required field)")
     try:
         return transaction_from_pb(pb)
     except DecodeProblem as e:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from ..errors import CorruptManifestError
 from . import flags
+from ._pb import lance_table_pb2 as tpb
 from .model import DataFile, Fragment, Manifest
 
 __all__ = ["validate_manifest", "named_paths"]
@@ -82,18 +83,18 @@ def _file_version(table_version: str) -> tuple[int, int] | None:
     return None
 
 
-def validate_manifest(
-    manifest: Manifest, path: str, *, base_ids: frozenset[int] = frozenset()
-) -> None:
-    """Refuse a manifest whose content is inconsistent.
-
-    ``base_ids`` are the ids of the manifest's registered base paths (``base_paths``).
+def validate_manifest(manifest: Manifest, path: str) -> None:
+    """Refuse a manifest whose content is inconsistent (every open calls this after
+    :func:`~lance_semantic.manifest.codec.decode_manifest_file`, which stays a pure codec).
 
     Raises
     ------
     CorruptManifestError
         Naming ``path`` and the first problem found.
     """
+    base_ids: frozenset[int] = frozenset()
+    if manifest.passthrough:  # registered base paths are not modelled: they pass through
+        base_ids = frozenset(b.id for b in tpb.Manifest.FromString(manifest.passthrough).base_paths)
     for problem in _problems(manifest, base_ids):
         raise CorruptManifestError(path, problem)
 
