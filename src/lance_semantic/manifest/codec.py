@@ -137,10 +137,15 @@ def _parse_manifest_pb(data: bytes, path: str) -> tuple[tpb.Manifest, int]:
     return pb, start - _U32.size
 
 
-#: messages that decide which rows a read returns: a field number pylance 14 does not define
-#: there is refused too (elsewhere unknown numbers are kept, for newer writers' fields)
+#: messages that decide which rows a read returns, and schema fields: a field number that
+#: pylance 14 does not define is refused there too (elsewhere kept, for newer writers)
 _STRICT_MESSAGES = frozenset(
-    {"lance.table.DataFragment", "lance.table.DataFile", "lance.table.DeletionFile"}
+    {
+        "lance.table.DataFragment",
+        "lance.table.DataFile",
+        "lance.table.DeletionFile",
+        "lance.file.Field",
+    }
 )
 
 

@@ -23,6 +23,9 @@ __all__ = ["validate_manifest", "named_paths"]
 def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[str]:
     if m.version < 1:
         yield f"version {m.version} (versions start at 1)"
+    for f in m.schema:
+        if not f.logical_type:
+            yield f"field {f.name!r} (id {f.id}) has no logical_type (a required field)"
     seen: set[int] = set()
     mixed = bool(m.writer_feature_flags & flags.FLAG_MIXED_FILE_VERSIONS)
     for frag in m.fragments:
