@@ -198,8 +198,9 @@ def _fragments(
     """Edit the fragments; ``where`` gives the path the problem names."""
 
     def damage(uri: str) -> str:
+        path = where(uri)  # before: a damaged manifest no longer opens
         _edit(uri, lambda m: dataclasses.replace(m, fragments=tuple(change(list(m.fragments)))))
-        return where(uri)
+        return path
 
     return damage
 
@@ -232,8 +233,7 @@ def _deleted_count_differs(uri: str) -> str:
             out.append(f)
         return out
 
-    _fragments(change)(uri)
-    return _deletion_file(uri)
+    return _fragments(change, _deletion_file)(uri)
 
 
 def _deletion_offsets_past_end(uri: str) -> str:
@@ -242,8 +242,7 @@ def _deletion_offsets_past_end(uri: str) -> str:
         f = frags[0]
         return [dataclasses.replace(f, physical_rows=3), *frags[1:]]
 
-    _fragments(change)(uri)
-    return _deletion_file(uri)
+    return _fragments(change, _deletion_file)(uri)
 
 
 def _unknown_flag(uri: str) -> str:
@@ -277,11 +276,26 @@ def _field_count(uri: str) -> str:
         df = dataclasses.replace(f.files[0], fields=f.files[0].fields[:-1])
         return [dataclasses.replace(f, files=(df,)), *frags[1:]]
 
-    _fragments(change)(uri)
-    return _data_file(uri)
+    return _fragments(change)(uri)
+
+
+def _escaping_path(uri: str) -> str:
+    """The first data file named ``../../outside/x.lance`` (a real file out there)."""
+    outside = os.path.join(os.path.dirname(uri), "outside")
+    os.makedirs(outside, exist_ok=True)
+    with open(os.path.join(outside, "x.lance"), "wb") as fh:
+        fh.write(b"not ours")
+
+    def change(frags: list) -> list:
+        f = frags[0]
+        df = dataclasses.replace(f.files[0], path="../../outside/x.lance")
+        return [dataclasses.replace(f, files=(df,)), *frags[1:]]
+
+    return _fragments(change)(uri)
 
 
 DAMAGES = [
+    pytest.param(_escaping_path, "path-escape", id="path escapes the table"),
     pytest.param(_remove_data_file, "missing-file", id="data file missing"),
     pytest.param(_truncate_data_file, "unreadable-file", id="data file truncated"),
     pytest.param(_garbage_data_file, "unreadable-file", id="data file garbage"),

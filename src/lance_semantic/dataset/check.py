@@ -28,6 +28,7 @@ from ..errors import InvalidOutputEncodingError, LanceSemanticError
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, read_inline_transaction
 from ..manifest.model import DataFile, Fragment, Manifest
+from ..manifest.validation import manifest_problems, named_paths
 from ..read.blob_descriptors import blob_descriptors
 from ..read.plan import id_entries, plan_data_file
 from ..schema.blob import is_blob, is_blob_v2
@@ -149,21 +150,17 @@ def _manifest_problems(
         ("writer", flags.unknown_writer_flags(m.writer_feature_flags)),
     ):
         if unknown:
-            named = ", ".join(flags.flag_names(unknown))
-            yield Problem("unknown-feature-flag", where, f"{mask} feature flags {named}")
-    seen: set[int] = set()
+            names = ", ".join(flags.flag_names(unknown))
+            yield Problem("unknown-feature-flag", where, f"{mask} feature flags {names}")
+    for code, message in manifest_problems(m):
+        yield Problem(code, where, message)
+    escaping: set[str] = set()
+    for rel, why in paths.escapes(store.root, named_paths(m)):
+        escaping.add(rel)
+        yield Problem("path-escape", where, f"path {rel!r} would leave the table: it has {why}")
     for frag in m.fragments:
-        if frag.id in seen:
-            yield Problem("duplicate-fragment-id", where, f"fragment id {frag.id} appears twice")
-        seen.add(frag.id)
-        if m.max_fragment_id is not None and frag.id > m.max_fragment_id:
-            yield Problem(
-                "fragment-id",
-                where,
-                f"fragment {frag.id} is above max_fragment_id {m.max_fragment_id}",
-            )
-        yield from _fragment_problems(store, m, frag)
-    if m.transaction_file:
+        yield from _fragment_problems(store, m, frag, escaping)
+    if m.transaction_file and m.transaction_file not in escaping:
         rel = f"{paths.TRANSACTIONS_DIR}/{m.transaction_file}"
         yield from _missing(store, rel)
     if bool(m.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES):
@@ -176,21 +173,21 @@ def _missing(store: ObjectStore, rel: str) -> Iterator[Problem]:
         yield Problem("missing-file", store.local_path(rel), "referenced by the manifest, absent")
 
 
-def _fragment_problems(store: ObjectStore, m: Manifest, frag: Fragment) -> Iterator[Problem]:
+def _fragment_problems(
+    store: ObjectStore, m: Manifest, frag: Fragment, escaping: set[str]
+) -> Iterator[Problem]:
+    """Problems of the files ``frag`` names (never opened when their path escapes)."""
     flagged = bool(m.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES)
     for df in frag.files:
-        yield from _data_file_problems(store, m, frag, df, flagged)
+        if df.path not in escaping:
+            yield from _data_file_problems(store, m, frag, df, flagged)
     deletion = frag.deletion_file
     if deletion is None:
         return
     rel = deletion.path(frag.id)
+    if rel.partition("/")[2] in escaping:
+        return
     path = store.local_path(rel)
-    if deletion.num_deleted_rows > frag.physical_rows:
-        yield Problem(
-            "deletion-count",
-            path,
-            f"fragment {frag.id}: {deletion.num_deleted_rows} deleted rows of {frag.physical_rows}",
-        )
     if not store.exists(rel):
         yield from _missing(store, rel)
         return

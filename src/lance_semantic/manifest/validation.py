@@ -17,63 +17,75 @@ from . import flags
 from ._pb import lance_table_pb2 as tpb
 from .model import DataFile, Fragment, Manifest
 
-__all__ = ["validate_manifest", "named_paths"]
+__all__ = ["validate_manifest", "manifest_problems", "named_paths"]
 
 
-def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[str]:
+#: (code, message) of one problem; the codes are ``ls.check``'s
+Problem = tuple[str, str]
+
+
+def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[Problem]:
     if m.version < 1:
-        yield f"version {m.version} (versions start at 1)"
+        yield "manifest-corrupt", f"version {m.version} (versions start at 1)"
     for f in m.schema:
         if not f.logical_type:
-            yield f"field {f.name!r} (id {f.id}) has no logical_type (a required field)"
+            yield "schema", f"field {f.name!r} (id {f.id}) has no logical_type (a required field)"
     seen: set[int] = set()
     mixed = bool(m.writer_feature_flags & flags.FLAG_MIXED_FILE_VERSIONS)
     for frag in m.fragments:
         if frag.id in seen:
-            yield f"duplicate fragment id {frag.id}"
+            yield "duplicate-fragment-id", f"duplicate fragment id {frag.id}"
         seen.add(frag.id)
         if m.max_fragment_id is not None and frag.id > m.max_fragment_id:
-            yield f"fragment id {frag.id} above max_fragment_id {m.max_fragment_id}"
+            yield "fragment-id", f"fragment id {frag.id} above max_fragment_id {m.max_fragment_id}"
         yield from _fragment_problems(frag, m.data_format[1], mixed, base_ids)
 
 
 def _fragment_problems(
     frag: Fragment, table_version: str, mixed: bool, base_ids: frozenset[int]
-) -> Iterator[str]:
+) -> Iterator[Problem]:
     where = f"fragment {frag.id}"
     if not frag.files:
-        yield f"{where} has no data file"
+        yield "fragment-empty", f"{where} has no data file"
     for d in frag.files:
         yield from _data_file_problems(d, where, table_version, mixed, base_ids)
     dfile = frag.deletion_file
     if dfile is not None:
         if dfile.num_deleted_rows > frag.physical_rows:
             yield (
+                "deletion-count",
                 f"{where} has {dfile.num_deleted_rows} deleted rows but only "
-                f"{frag.physical_rows} rows"
+                f"{frag.physical_rows} rows",
             )
         if dfile.base_id is not None and dfile.base_id not in base_ids:
-            yield f"{where}: deletion file base_id {dfile.base_id} is not a registered base path"
+            yield (
+                "base-path",
+                f"{where}: deletion file base_id {dfile.base_id} is not a registered base path",
+            )
 
 
 def _data_file_problems(
     d: DataFile, where: str, table_version: str, mixed: bool, base_ids: frozenset[int]
-) -> Iterator[str]:
+) -> Iterator[Problem]:
     what = f"{where}, data file {d.path!r}"
     if d.file_major_version >= 2 and d.column_indices and len(d.column_indices) != len(d.fields):
-        yield (f"{what} has {len(d.fields)} field ids but {len(d.column_indices)} column indices")
+        yield (
+            "data-file-fields",
+            f"{what} has {len(d.fields)} field ids but {len(d.column_indices)} column indices",
+        )
     stored = [i for i in d.fields if i >= 0]
     if len(set(stored)) != len(stored):
-        yield f"{what} lists a field id twice ({list(d.fields)})"
+        yield "data-file-fields", f"{what} lists a field id twice ({list(d.fields)})"
     if d.base_id is not None and d.base_id not in base_ids:
-        yield f"{what}: base_id {d.base_id} is not a registered base path"
+        yield "base-path", f"{what}: base_id {d.base_id} is not a registered base path"
     if not mixed:
         expected = _file_version(table_version)
         if expected is not None and (d.file_major_version, d.file_minor_version) != expected:
             if not (expected[0] == 0 and d.file_major_version == 0):  # legacy: any 0.x label
                 yield (
+                    "file-version",
                     f"{what} has format version {d.file_version}, the table "
-                    f"{table_version} (and the mixed-versions flag is not set)"
+                    f"{table_version} (and the mixed-versions flag is not set)",
                 )
 
 
@@ -95,11 +107,16 @@ def validate_manifest(manifest: Manifest, path: str) -> None:
     CorruptManifestError
         Naming ``path`` and the first problem found.
     """
+    for _code, problem in manifest_problems(manifest):
+        raise CorruptManifestError(path, problem)
+
+
+def manifest_problems(manifest: Manifest) -> Iterator[Problem]:
+    """Every inconsistency :func:`validate_manifest` refuses, as (code, message)."""
     base_ids: frozenset[int] = frozenset()
     if manifest.passthrough:  # registered base paths are not modelled: they pass through
         base_ids = frozenset(b.id for b in tpb.Manifest.FromString(manifest.passthrough).base_paths)
-    for problem in _problems(manifest, base_ids):
-        raise CorruptManifestError(path, problem)
+    yield from _problems(manifest, base_ids)
 
 
 def named_paths(manifest: Manifest) -> Iterator[tuple[str, str]]:

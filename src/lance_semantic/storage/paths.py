@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import Enum
 
 from ..errors import CorruptManifestError
@@ -27,6 +27,7 @@ __all__ = [
     "deletion_file_name",
     "unsafe_reason",
     "check_inside",
+    "escapes",
 ]
 
 VERSIONS_DIR = "_versions"
@@ -130,6 +131,16 @@ def check_inside(root: str, named: Iterable[tuple[str, str]], *, manifest: str) 
     CorruptManifestError
         Naming ``manifest`` and the first offending path.
     """
+    for rel, why in escapes(root, named):
+        raise CorruptManifestError(
+            manifest,
+            f"path {rel!r} would leave the table directory {root}: it has {why}",
+            named_path=rel,
+        )
+
+
+def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """Each ``(name, why)`` of ``named`` that :func:`check_inside` refuses."""
     real_dirs: dict[str, str] = {}  # a table has few directories: resolve each once
 
     def real_dir(directory: str) -> str:
@@ -147,11 +158,7 @@ def check_inside(root: str, named: Iterable[tuple[str, str]], *, manifest: str) 
             if not _within(target, real_root) or not _within(parent, real_root):
                 why = f"a symbolic link that resolves outside the table ({target})"
         if why is not None:
-            raise CorruptManifestError(
-                manifest,
-                f"path {rel!r} would leave the table directory {root}: it has {why}",
-                named_path=rel,
-            )
+            yield rel, why
 
 
 def _within(path: str, root: str) -> bool:
