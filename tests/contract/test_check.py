@@ -383,6 +383,30 @@ def test_check_writer_boundary_invariant_a_refused_layout_in_a_data_file(tmp_pat
     assert _pylance_catches(uri)  # pylance's validate() sees the type mismatch too
 
 
+def test_check_index_field_ids_exist(tmp_path: Path) -> None:
+    """An index on a field the schema no longer has (what drop_columns left before issue 12)
+    is an ``index-field`` problem; pylance's filtered reads fail on such a table."""
+    uri = str(tmp_path / "p")
+    pds = lance.write_dataset(pa.table({"id": list(range(50)), "x": list(range(50))}), uri)
+    pds.create_scalar_index("id", "BTREE")
+    assert _checked(uri).ok
+    _edit(
+        uri,
+        lambda m: dataclasses.replace(
+            m,
+            schema=dataclasses.replace(
+                m.schema, fields=tuple(f for f in m.schema.fields if f.name != "id")
+            ),
+        ),
+    )
+    report = _checked(uri)
+    assert [(p.code, p.path) for p in report.problems] == [
+        ("index-field", _latest_manifest_path(uri))
+    ]
+    with pytest.raises(BaseException, match="field"):  # noqa: PT011 - pylance's OSError
+        lance.dataset(uri).to_table(filter="x < 3")
+
+
 def test_check_output_encoding_entries_are_valid(tmp_path: Path) -> None:
     uri = _table(tmp_path, "2.3")
 

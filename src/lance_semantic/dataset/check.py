@@ -27,6 +27,7 @@ from ..commit.committer import list_versions
 from ..errors import InvalidOutputEncodingError, LanceSemanticError
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, read_inline_transaction
+from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Manifest
 from ..manifest.validation import manifest_problems, named_paths
 from ..read.blob_descriptors import blob_descriptors
@@ -163,9 +164,24 @@ def _manifest_problems(
     if m.transaction_file and m.transaction_file not in escaping:
         rel = f"{paths.TRANSACTIONS_DIR}/{m.transaction_file}"
         yield from _missing(store, rel)
+    yield from _index_problems(m, where)
     if bool(m.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES):
         for f in (d for top in m.schema.fields for d in top.walk()):
             yield from _output_encoding_problems(f)
+
+
+def _index_problems(m: Manifest, where: str) -> Iterator[Problem]:
+    """Every index covers fields the schema has (else pylance's filtered reads fail with
+    "Index referenced a field with id N")."""
+    try:
+        covered = index_field_ids(m.index_section)
+    except ValueError as e:
+        yield Problem("manifest-corrupt", where, f"the index section does not decode: {e}")
+        return
+    for field_id in sorted(covered - {f.id for top in m.schema.fields for f in top.walk()}):
+        yield Problem(
+            "index-field", where, f"an index covers field id {field_id}, not in the schema"
+        )
 
 
 def _missing(store: ObjectStore, rel: str) -> Iterator[Problem]:
