@@ -18,7 +18,14 @@ from ..storage.object_store import ObjectStore
 from .conflicts import rebase
 from .transaction import apply_transaction
 
-__all__ = ["list_versions", "latest_version", "load_manifest", "commit", "MAX_RETRIES"]
+__all__ = [
+    "list_versions",
+    "latest_version",
+    "is_latest",
+    "load_manifest",
+    "commit",
+    "MAX_RETRIES",
+]
 
 MAX_RETRIES = 20
 
@@ -33,7 +40,13 @@ def list_versions(store: ObjectStore) -> dict[int, str]:
     return found
 
 
-def _scheme(store: ObjectStore) -> paths.NamingScheme:
+def _scheme(store: ObjectStore, base: Manifest | None = None) -> paths.NamingScheme:
+    """The naming scheme of the table's manifests: that of ``base``'s own manifest when
+    given (one existence check), else of the first manifest listed (V2 for a new table)."""
+    if base is not None:
+        for scheme in (paths.NamingScheme.V2, paths.NamingScheme.V1):
+            if store.exists(f"{paths.VERSIONS_DIR}/{paths.manifest_name(base.version, scheme)}"):
+                return scheme
     for name in store.list(paths.VERSIONS_DIR):
         parsed = paths.parse_manifest_name(name)
         if parsed is not None:
@@ -41,22 +54,89 @@ def _scheme(store: ObjectStore) -> paths.NamingScheme:
     return paths.NamingScheme.V2
 
 
+def _from_hint(store: ObjectStore) -> tuple[int, str] | None:
+    """(version, file name) of the newest version found from ``latest_version_hint.json``:
+    the hinted manifest must exist, and later ones are found by walking forward (a stale
+    hint, manifests added by hand). None when there is no usable hint."""
+    try:
+        version = json.loads(store.get(f"{paths.VERSIONS_DIR}/{paths.HINT_FILE}"))["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        return None
+    for scheme in (paths.NamingScheme.V2, paths.NamingScheme.V1):
+        name = paths.manifest_name(version, scheme)
+        if store.exists(f"{paths.VERSIONS_DIR}/{name}"):
+            break
+    else:
+        return None  # the hint points at a version that does not exist
+    while True:
+        later = paths.manifest_name(version + 1, scheme)
+        if not store.exists(f"{paths.VERSIONS_DIR}/{later}"):
+            return version, name
+        version, name = version + 1, later
+
+
+def _latest(store: ObjectStore) -> tuple[int, str] | None:
+    """(version, manifest file name) of the newest version: from the hint file (two small
+    reads) when it is usable, else from the listing, parsing as few names as it can (under
+    V2 naming the newest is the first name in sorted order)."""
+    hinted = _from_hint(store)
+    if hinted is not None:
+        return hinted
+    best: tuple[int, str] | None = None
+    names = store.list(paths.VERSIONS_DIR)  # sorted
+    for name in names:
+        if len(name) == paths.V2_NAME_LENGTH:
+            parsed = paths.parse_manifest_name(name)
+            if parsed is not None:
+                best = (parsed[0], name)
+                break
+    for name in names:  # V1 names (older tables, or both schemes side by side)
+        if len(name) != paths.V2_NAME_LENGTH:
+            parsed = paths.parse_manifest_name(name)
+            if parsed is not None and (best is None or parsed[0] > best[0]):
+                best = (parsed[0], name)
+    return best
+
+
+def is_latest(store: ObjectStore, manifest: Manifest) -> bool:
+    """Whether no version after ``manifest``'s has been published (one existence check per
+    naming scheme): a handle at the latest version can commit on what it holds."""
+    return not any(
+        store.exists(f"{paths.VERSIONS_DIR}/{paths.manifest_name(manifest.version + 1, s)}")
+        for s in paths.NamingScheme
+    )
+
+
 def latest_version(store: ObjectStore) -> int | None:
-    versions = list_versions(store)
-    return max(versions) if versions else None
+    latest = _latest(store)
+    return latest[0] if latest is not None else None
 
 
 def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
     """The manifest of ``version`` (default: the latest); raises if the table is missing."""
-    versions = list_versions(store)
-    if not versions:
-        raise DatasetNotFoundError(store.root)
     if version is None:
-        version = max(versions)
-    if version not in versions:
-        raise DatasetNotFoundError(store.root, f"version {version} does not exist")
-    name = f"{paths.VERSIONS_DIR}/{versions[version]}"
+        latest = _latest(store)
+        if latest is None:
+            raise DatasetNotFoundError(store.root)
+        version, file_name = latest
+    else:
+        versions = list_versions(store)
+        if not versions:
+            raise DatasetNotFoundError(store.root)
+        if version not in versions:
+            raise DatasetNotFoundError(store.root, f"version {version} does not exist")
+        file_name = versions[version]
+    name = f"{paths.VERSIONS_DIR}/{file_name}"
     where = store.local_path(name)
+    # a manifest is immutable once published; with it and the directories its files live
+    # in unchanged (no file added, replaced or linked), the checks of the last open hold
+    state = store.state((name, "", paths.DATA_DIR, paths.DELETIONS_DIR, paths.TRANSACTIONS_DIR))
+    cache_key = (store.root, name)
+    known = _LOADED.get(cache_key)
+    if state[0] is not None and known is not None and known[0] == state:
+        return known[1]
     try:
         data = store.get(name)
     except OSError as e:
@@ -66,7 +146,15 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
         raise CorruptManifestError(where, f"holds version {manifest.version}, name says {version}")
     validate_manifest(manifest, where)
     paths.check_inside(store.root, named_paths(manifest), manifest=where)
+    if state[0] is not None:
+        if len(_LOADED) >= 256:
+            _LOADED.clear()
+        _LOADED[cache_key] = (state, manifest)
     return manifest
+
+
+#: (table root, manifest path) -> (store.state of it and the table's directories, manifest)
+_LOADED: dict[tuple[str, str], tuple[tuple[object, ...], Manifest]] = {}
 
 
 def _write_hint(store: ObjectStore, version: int) -> None:
@@ -103,7 +191,7 @@ def commit(
     )
     txn_bytes = encode_transaction(txn)
     store.put(f"{paths.TRANSACTIONS_DIR}/{read_version}-{txn.uuid}.txn", txn_bytes)
-    scheme = _scheme(store)
+    scheme = _scheme(store, base)
     current = base
     restored = None
     if isinstance(operation, Restore):

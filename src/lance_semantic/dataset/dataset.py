@@ -369,7 +369,9 @@ class Dataset:
         """Append (or overwrite with) ``data`` and advance this handle to the new version."""
         from .writing import write_dataset
 
-        new = write_dataset(data, self._store, mode=mode, _uri=self._uri, **kwargs)
+        new = write_dataset(
+            data, self._store, mode=mode, _uri=self._uri, _base=self._manifest, **kwargs
+        )
         self._manifest = new._manifest
         return self
 

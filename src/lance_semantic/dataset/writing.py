@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from ..commit.committer import commit, latest_version, load_manifest
+from ..commit.committer import commit, is_latest, latest_version, load_manifest
 from ..errors import DatasetExistsError, NotSupportedYetError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
 from ..manifest.model import Append, Fragment, Manifest, Overwrite
@@ -55,6 +55,7 @@ def write_dataset(
     storage_options: Mapping[str, str] | None = None,
     allow_external_blob_outside_bases: bool = False,
     _uri: str | None = None,
+    _base: Manifest | None = None,
 ) -> Dataset:
     """Write ``data`` as a Lance table at ``uri``.
 
@@ -96,7 +97,11 @@ def write_dataset(
     store = uri if not isinstance(uri, str) else open_store(uri, options)
     display_uri = _uri or (uri if isinstance(uri, str) else store.root)
     reader = coerce_reader(data, schema)
-    base: Manifest | None = load_manifest(store) if latest_version(store) is not None else None
+    base: Manifest | None
+    if _base is not None and is_latest(store, _base):  # a handle that is still current
+        base = _base
+    else:
+        base = load_manifest(store) if latest_version(store) is not None else None
     if base is not None and mode == "create":
         raise DatasetExistsError(display_uri)
 

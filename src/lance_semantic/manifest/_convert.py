@@ -217,10 +217,31 @@ def fragment_to_pb(target: tpb.DataFragment, frag: Fragment) -> None:
         target.MergeFromString(frag.passthrough)
 
 
+#: Decoded fragments by their serialized bytes, and serialized bytes by fragment object:
+#: consecutive versions of a table share almost all their fragments, so opening and
+#: committing at thousands of fragments decodes and encodes only the new ones. Both are
+#: pure functions of immutable values; the caches are bounded (cleared when full).
+_DECODED: dict[bytes, Fragment] = {}
+_ENCODED: dict[int, tuple[Fragment, bytes]] = {}  # id(fragment) -> (fragment, bytes)
+_CACHE_LIMIT = 262_144
+
+
+def _remember(cache: dict, key: object, value: object) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
 def fragments_to_pb(target: Iterable[tpb.DataFragment], fragments: Iterable[Fragment]) -> None:
     add = target.add  # type: ignore[attr-defined]
     for frag in fragments:
-        fragment_to_pb(add(), frag)
+        known = _ENCODED.get(id(frag))
+        if known is not None and known[0] is frag:
+            add().MergeFromString(known[1])
+            continue
+        pb = add()
+        fragment_to_pb(pb, frag)
+        _remember(_ENCODED, id(frag), (frag, pb.SerializeToString()))
 
 
 def fragment_from_pb(pb: tpb.DataFragment) -> Fragment:
@@ -247,7 +268,16 @@ def fragment_from_pb(pb: tpb.DataFragment) -> Fragment:
 
 
 def fragments_from_pb(pbs: Iterable[tpb.DataFragment]) -> tuple[Fragment, ...]:
-    return tuple(fragment_from_pb(pb) for pb in pbs)
+    out = []
+    for pb in pbs:
+        key = pb.SerializeToString()
+        frag = _DECODED.get(key)
+        if frag is None:
+            frag = fragment_from_pb(pb)
+            _remember(_DECODED, key, frag)
+            _remember(_ENCODED, id(frag), (frag, key))
+        out.append(frag)
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------

@@ -38,7 +38,25 @@ def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[Problem]:
         seen.add(frag.id)
         if m.max_fragment_id is not None and frag.id > m.max_fragment_id:
             yield "fragment-id", f"fragment id {frag.id} above max_fragment_id {m.max_fragment_id}"
-        yield from _fragment_problems(frag, m.data_format[1], mixed, base_ids)
+        yield from _checked_fragment(frag, (m.data_format[1], mixed, base_ids))
+
+
+#: id(fragment) -> (fragment, context, its problems): a fragment is immutable and shared by
+#: consecutive versions, so each one is checked once per context, not on every open
+_CHECKED: dict[int, tuple[Fragment, tuple[str, bool, frozenset[int]], tuple[Problem, ...]]] = {}
+
+
+def _checked_fragment(
+    frag: Fragment, context: tuple[str, bool, frozenset[int]]
+) -> tuple[Problem, ...]:
+    known = _CHECKED.get(id(frag))
+    if known is not None and known[0] is frag and known[1] == context:
+        return known[2]
+    found = tuple(_fragment_problems(frag, *context))
+    if len(_CHECKED) >= 262_144:
+        _CHECKED.clear()
+    _CHECKED[id(frag)] = (frag, context, found)
+    return found
 
 
 def _fragment_problems(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ..errors import NotSupportedYetError
@@ -30,6 +30,7 @@ class ObjectStore(Protocol):
     def delete(self, path: str) -> None: ...
     def size(self, path: str) -> int: ...
     def local_path(self, path: str) -> str: ...
+    def state(self, paths: Sequence[str]) -> tuple[object, ...]: ...
 
 
 class LocalObjectStore:
@@ -94,6 +95,20 @@ class LocalObjectStore:
 
     def size(self, path: str) -> int:
         return os.path.getsize(self.local_path(path))
+
+    def state(self, paths: Sequence[str]) -> tuple[object, ...]:
+        """Something that changes whenever one of ``paths`` (files or directories) is
+        written, replaced or has entries added or removed: (inode, size, mtime, ctime) of
+        each (ctime cannot be set back), None for one that is missing."""
+        out: list[object] = []
+        for path in paths:
+            try:
+                st = os.stat(self.local_path(path))
+            except OSError:
+                out.append(None)
+                continue
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        return tuple(out)
 
 
 def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> ObjectStore:

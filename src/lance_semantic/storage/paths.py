@@ -7,8 +7,9 @@ Pure functions: no IO. Manifests use the V2 naming scheme for new tables
 from __future__ import annotations
 
 import os
+import re
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from enum import Enum
 
 from ..errors import CorruptManifestError
@@ -27,6 +28,7 @@ __all__ = [
     "deletion_file_name",
     "unsafe_reason",
     "check_inside",
+    "V2_NAME_LENGTH",
     "escapes",
 ]
 
@@ -37,7 +39,8 @@ DELETIONS_DIR = "_deletions"
 HINT_FILE = "latest_version_hint.json"
 
 _U64_MAX = (1 << 64) - 1
-_V2_NAME_LEN = 20 + len(".manifest")
+#: the length of a V2 manifest name (20 digits, then ".manifest")
+V2_NAME_LENGTH = 20 + len(".manifest")
 
 
 class NamingScheme(Enum):
@@ -73,7 +76,7 @@ def parse_manifest_name(name: str) -> tuple[int, NamingScheme] | None:
     head = name.split(".", 1)[0]
     if not head.isdigit():
         return None
-    if len(name) == _V2_NAME_LEN:
+    if len(name) == V2_NAME_LENGTH:
         return _U64_MAX - int(head), NamingScheme.V2
     return int(head), NamingScheme.V1
 
@@ -139,8 +142,55 @@ def check_inside(root: str, named: Iterable[tuple[str, str]], *, manifest: str) 
         )
 
 
+#: a name of plain components (letters, digits, ``_``, ``-``, inner dots): what every
+#: library writes; anything else takes the full :func:`unsafe_reason` check
+_PLAIN = re.compile(r"[\w\-]+(?:\.[\w\-]+)*(?:/[\w\-]+(?:\.[\w\-]+)*)*", re.ASCII)
+
+#: real directory -> ((st_ino, st_ctime_ns), names of its symbolic links); ctime changes
+#: with every entry added, removed or renamed (and, unlike mtime, cannot be set back)
+_LINKS: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+
+
+def _links_in(directory: str) -> frozenset[str]:
+    """The names of the symbolic links directly in ``directory`` (empty if it is missing),
+    listed again only when the directory changed since the last call."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return frozenset()
+    key = (st.st_ino, st.st_ctime_ns)
+    cached = _LINKS.get(directory)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        with os.scandir(directory) as entries:
+            links = frozenset(e.name for e in entries if e.is_symlink())
+    except OSError:
+        links = frozenset()
+    if len(_LINKS) > 1024:
+        _LINKS.clear()
+    _LINKS[directory] = (key, links)
+    return links
+
+
+#: a directory with at most this many named files has them ``lstat``-ed one by one; a
+#: larger one is listed (once per change of the directory, see :func:`_links_in`)
+_FEW = 32
+
+
+def _links_among(directory: str, names: Collection[str]) -> frozenset[str]:
+    """Which of ``names`` in ``directory`` are symbolic links."""
+    if len(names) > _FEW:
+        return _links_in(directory)
+    return frozenset(n for n in names if os.path.islink(os.path.join(directory, n)))
+
+
 def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
-    """Each ``(name, why)`` of ``named`` that :func:`check_inside` refuses."""
+    """Each ``(name, why)`` of ``named`` that :func:`check_inside` refuses.
+
+    Cost per call: names are checked by one regular expression; symbolic links are found
+    with one ``lstat`` per file in a directory holding few of them, else with one listing of
+    the directory when it changed since the last call."""
     real_dirs: dict[str, str] = {}  # a table has few directories: resolve each once
 
     def real_dir(directory: str) -> str:
@@ -149,16 +199,31 @@ def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, 
         return real_dirs[directory]
 
     real_root = real_dir(root)
+    by_folder: dict[str, list[tuple[str, str]]] = {}  # folder -> (name in it, name as given)
+    heads: dict[str, str] = {}
+    plain = _PLAIN.fullmatch
     for directory, rel in named:
-        why = unsafe_reason(rel)
-        if why is None:
-            full = os.path.join(root, directory, rel)
-            parent = real_dir(os.path.dirname(full))
-            target = os.path.realpath(full) if os.path.islink(full) else parent
-            if not _within(target, real_root) or not _within(parent, real_root):
-                why = f"a symbolic link that resolves outside the table ({target})"
-        if why is not None:
-            yield rel, why
+        if "/" not in rel and plain(rel):  # the common case: no path to resolve
+            head = heads.get(directory)
+            if head is None:
+                head = heads[directory] = os.path.join(root, directory)
+            name = rel
+        else:
+            why = unsafe_reason(rel)
+            if why is not None:
+                yield rel, why
+                continue
+            head, name = os.path.split(os.path.join(root, directory, rel))
+        by_folder.setdefault(head, []).append((name, rel))
+    for head, entries in by_folder.items():
+        inside = _within(real_dir(head), real_root)
+        links = _links_among(head, [name for name, _ in entries]) if inside else frozenset()
+        for name, rel in entries:
+            target = real_dir(head)
+            if name in links:
+                target = os.path.realpath(os.path.join(head, name))
+            if not inside or (name in links and not _within(target, real_root)):
+                yield rel, f"a symbolic link that resolves outside the table ({target})"
 
 
 def _within(path: str, root: str) -> bool:
