@@ -30,15 +30,23 @@ def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[Problem]:
     for f in m.schema:
         if not f.logical_type:
             yield "schema", f"field {f.name!r} (id {f.id}) has no logical_type (a required field)"
-    seen: set[int] = set()
     mixed = bool(m.writer_feature_flags & flags.FLAG_MIXED_FILE_VERSIONS)
+    ids = [frag.id for frag in m.fragments]
+    if len(set(ids)) != len(ids) or (
+        m.max_fragment_id is not None and max(ids, default=0) > m.max_fragment_id
+    ):
+        seen: set[int] = set()
+        for i in ids:
+            if i in seen:
+                yield "duplicate-fragment-id", f"duplicate fragment id {i}"
+            seen.add(i)
+            if m.max_fragment_id is not None and i > m.max_fragment_id:
+                yield "fragment-id", f"fragment id {i} above max_fragment_id {m.max_fragment_id}"
+    context = (m.data_format[1], mixed, base_ids)
     for frag in m.fragments:
-        if frag.id in seen:
-            yield "duplicate-fragment-id", f"duplicate fragment id {frag.id}"
-        seen.add(frag.id)
-        if m.max_fragment_id is not None and frag.id > m.max_fragment_id:
-            yield "fragment-id", f"fragment id {frag.id} above max_fragment_id {m.max_fragment_id}"
-        yield from _checked_fragment(frag, (m.data_format[1], mixed, base_ids))
+        problems = _checked_fragment(frag, context)
+        if problems:
+            yield from problems
 
 
 #: id(fragment) -> (fragment, context, its problems): a fragment is immutable and shared by

@@ -185,12 +185,17 @@ def _links_among(directory: str, names: Collection[str]) -> frozenset[str]:
     return frozenset(n for n in names if os.path.islink(os.path.join(directory, n)))
 
 
+#: a newline-terminated run of plain names (see ``_PLAIN``), none with a ``/``
+_PLAIN_LINES = re.compile(r"(?:[\w\-]+(?:\.[\w\-]+)*\n)*", re.ASCII)
+
+
 def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """Each ``(name, why)`` of ``named`` that :func:`check_inside` refuses.
 
-    Cost per call: names are checked by one regular expression; symbolic links are found
-    with one ``lstat`` per file in a directory holding few of them, else with one listing of
-    the directory when it changed since the last call."""
+    Cost per call: the names of one directory are checked by one regular expression over
+    all of them; symbolic links are found with one ``lstat`` per file in a directory
+    holding few of them, else with one listing of the directory when it changed since the
+    last call, and compared by one set intersection."""
     real_dirs: dict[str, str] = {}  # a table has few directories: resolve each once
 
     def real_dir(directory: str) -> str:
@@ -199,22 +204,25 @@ def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, 
         return real_dirs[directory]
 
     real_root = real_dir(root)
-    by_folder: dict[str, list[tuple[str, str]]] = {}  # folder -> (name in it, name as given)
-    heads: dict[str, str] = {}
-    plain = _PLAIN.fullmatch
+    by_directory: dict[str, list[str]] = {}
     for directory, rel in named:
-        if "/" not in rel and plain(rel):  # the common case: no path to resolve
-            head = heads.get(directory)
-            if head is None:
-                head = heads[directory] = os.path.join(root, directory)
-            name = rel
-        else:
-            why = unsafe_reason(rel)
+        by_directory.setdefault(directory, []).append(rel)
+    by_folder: dict[str, list[tuple[str, str]]] = {}  # folder -> (name in it, name as given)
+    for directory, rels in by_directory.items():
+        head = os.path.join(root, directory)
+        if _PLAIN_LINES.fullmatch("\n".join(rels) + "\n"):  # the common case, all at once
+            inside = _within(real_dir(head), real_root)
+            if inside and not _links_among(head, rels).intersection(rels):
+                continue
+            by_folder.setdefault(head, []).extend((rel, rel) for rel in rels)
+            continue
+        for rel in rels:
+            why = None if _PLAIN.fullmatch(rel) else unsafe_reason(rel)
             if why is not None:
                 yield rel, why
                 continue
-            head, name = os.path.split(os.path.join(root, directory, rel))
-        by_folder.setdefault(head, []).append((name, rel))
+            folder, name = os.path.split(os.path.join(head, rel))
+            by_folder.setdefault(folder, []).append((name, rel))
     for head, entries in by_folder.items():
         inside = _within(real_dir(head), real_root)
         links = _links_among(head, [name for name, _ in entries]) if inside else frozenset()
