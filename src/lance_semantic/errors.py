@@ -379,11 +379,24 @@ class InvalidOutputEncodingError(SchemaError, ValueError):
 
 
 class CommitConflictError(CommitError):
-    """Raised when a concurrent commit conflicts and retries are exhausted."""
+    """Raised when a concurrent commit conflicts and retries are exhausted.
 
-    def __init__(self, read_version: int, attempted_version: int, reason: str = "") -> None:
+    ``retryable`` is False when re-running the operation on the newest version cannot help
+    (the other commit replaced the table: an overwrite or a restore), as Lance's
+    "incompatible" conflicts; delete / update / merge_insert re-run only retryable ones.
+    """
+
+    def __init__(
+        self,
+        read_version: int,
+        attempted_version: int,
+        reason: str = "",
+        *,
+        retryable: bool = True,
+    ) -> None:
         self.read_version = read_version
         self.attempted_version = attempted_version
+        self.retryable = retryable
         msg = (
             f"commit conflict: read version {read_version}, could not publish version "
             f"{attempted_version}"

@@ -1,12 +1,14 @@
 """delete / update / merge_insert racing other writers, in threads and in processes.
 
-The rules (commit/conflicts.py, facts §8): appends commute with everything and all land,
-with consecutive versions; a delete or update commutes with commits that touched other
-fragments (it is rebased), and conflicts with one that touched the same fragment: it then
-either raises :class:`ls.CommitConflictError` having committed nothing, or (mutations.py re-runs
-a conflicting operation from the newest version, a bounded number of times) succeeds with
-*both* writers' effects visible. Never may a rebased commit silently undo the other's deletion
-(a "lost delete"). pylance (the oracle) must read every result, and count the same rows.
+The rules (commit/conflicts.py, Lance's conflict resolver): appends commute with everything
+and all land, with consecutive versions; a delete or update is rebased over commits that
+touched other fragments, and over deletes / updates of *other rows* of the same fragment (the
+deletion vectors are merged into a new deletion file); only the same rows changed (or a
+fragment rewritten or removed) is a true conflict: the operation is re-run from the newest
+version (dataset/retry.py, as pylance) and finally raises :class:`ls.CommitConflictError`
+having committed nothing. Never may a rebased commit silently undo the other's deletion (a
+"lost delete"). pylance (the oracle) must read every result, count the same rows, and end
+like our table when it runs the same steps on a twin table.
 
 Deterministic tests open two handles at the same version and commit one after the other, so
 the second always meets the first's commit; racing tests release threads or ``spawn``-ed
@@ -25,10 +27,11 @@ from typing import Any
 
 import lance
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pytest
 
 import lance_semantic as ls
-from lance_semantic.dataset import mutations
+from lance_semantic.dataset import retry
 from lance_semantic.manifest.codec import decode_manifest_file, read_inline_transaction
 from lance_semantic.storage.paths import parse_manifest_name
 
@@ -91,16 +94,29 @@ def check_history(uri: str) -> list[str]:
 
 @pytest.fixture
 def no_retry(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make a conflicting delete / update / merge_insert fail at once (no re-run)."""
-    monkeypatch.setattr(mutations, "RETRIES", 1)
+    """Make a conflicting delete / update / merge_insert fail at once (no re-run): what
+    succeeds then was rebased by the commit, not re-run."""
+    monkeypatch.setattr(retry, "RETRIES", 0)
 
 
-# ---- deterministic: two handles on one version --------------------------------------------------
+# ---- deterministic: two handles on one version, ours and pylance's on twin tables ----------
 
-OPS: dict[str, Callable[[ls.Dataset, str], Any]] = {
-    "delete": lambda ds, where: ds.delete(where),
-    "update": lambda ds, where: ds.update({"f": "f + 0.5"}, where),
+OPS: dict[str, Callable[[Any, tuple[int, int]], Any]] = {
+    "delete": lambda ds, r: ds.delete(_sql(r)),
+    "update": lambda ds, r: ds.update({"f": "f + 0.5"}, where=_sql(r)),
+    "merge": lambda ds, r: (
+        ds.merge_insert("id")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute(_merge_rows(r))
+    ),
 }
+
+
+def _merge_rows(where: tuple[int, int]) -> pa.Table:
+    """Rows ``where`` with f + 0.5, and one new id per range (N + lo)."""
+    t = table([*range(*where), N + where[0]])
+    return t.set_column(2, "f", pa.compute.add(t.column("f"), 0.5))
 
 
 def _ids(where: tuple[int, int]) -> set[int]:
@@ -111,21 +127,140 @@ def _sql(where: tuple[int, int]) -> str:
     return f"id >= {where[0]} AND id < {where[1]}"
 
 
-@pytest.mark.parametrize("first", ["delete", "update"])
-@pytest.mark.parametrize("second", ["delete", "update"])
-def test_same_fragment_conflicts(tmp_path: Path, no_retry: None, first: str, second: str) -> None:
+def _count(result: Any) -> Any:
+    """One result, as both libraries spell it."""
+    if isinstance(result, dict):
+        return tuple(sorted(result.items()))
+    return tuple(sorted((k, getattr(result, k)) for k in result.__slots__))
+
+
+def _rows(uri: str) -> list[tuple[int, float]]:
+    return sorted((r["id"], r["f"]) for r in lance.dataset(uri).to_table().to_pylist())
+
+
+def _twins(tmp_path: Path, run: Callable[[Callable[[str], Any], str], Any]) -> tuple[Any, Any]:
+    """``run(open, uri)`` on a table of ours and on a pylance twin; returns both outcomes
+    (results or the exception class), having checked both tables hold the same rows."""
+    outcomes = []
+    for who, opener in (("ours", ls.dataset), ("pylance", lance.dataset)):
+        uri = create(tmp_path / who, who)
+        try:
+            outcomes.append(run(opener, uri))
+        except (ls.CommitConflictError, OSError) as e:
+            outcomes.append(type(e))
+        if who == "ours":
+            ids_of(uri)  # we and pylance read it alike
+            mine = _rows(uri)
+        else:
+            assert _rows(uri) == mine
+    return outcomes[0], outcomes[1]
+
+
+@pytest.mark.parametrize("first", list(OPS))
+@pytest.mark.parametrize("second", list(OPS))
+def test_same_fragment_disjoint_rows_are_rebased(
+    tmp_path: Path, no_retry: None, first: str, second: str
+) -> None:
+    """Two handles at one version change rows 0-9 and 50-59 of fragment 0: the second is
+    rebased (deletion vectors merged), never re-run, and ends as pylance's twin ends."""
+
+    def run(opener: Callable[[str], Any], uri: str) -> Any:
+        a, b = opener(uri), opener(uri)
+        ra = OPS[first](a, (0, 10))
+        rb = OPS[second](b, (50, 60))
+        return _count(ra), _count(rb), lance.dataset(uri).version
+
+    ours, theirs = _twins(tmp_path, run)
+    assert ours == theirs
+    uri = str(tmp_path / "ours" / "t")
+    assert check_history(uri) == ["Overwrite", *(_OP_NAME[o] for o in (first, second))]
+    expected = set(range(N)) - {
+        i for op, r in ((first, (0, 10)), (second, (50, 60))) if op == "delete" for i in _ids(r)
+    }
+    expected |= {N + lo for op, lo in ((first, 0), (second, 50)) if op == "merge"}
+    assert ids_of(uri) == sorted(expected)
+    f = dict(_rows(uri))
+    for op, (lo, hi) in ((first, (0, 10)), (second, (50, 60))):
+        if op != "delete":
+            assert all(f[i] == i + 0.5 for i in range(lo, hi))
+    # the merged deletion file is new, a bitmap named with the version it was rebased onto
+    frag0 = next(fr for fr in lance.dataset(uri).get_fragments() if fr.fragment_id == 0)
+    theirs_frag0 = next(
+        fr
+        for fr in lance.dataset(str(tmp_path / "pylance" / "t")).get_fragments()
+        if fr.fragment_id == 0
+    )
+    d, t = frag0.metadata.deletion_file, theirs_frag0.metadata.deletion_file
+    assert (d.file_type, d.num_deleted_rows) == (t.file_type, t.num_deleted_rows) == ("bitmap", 20)
+    assert d.read_version == t.read_version == 2
+    assert os.path.exists(os.path.join(uri, "_deletions", f"0-2-{d.id}.bin"))
+
+
+_OP_NAME = {"delete": "Delete", "update": "Update", "merge": "Update"}
+
+
+def test_rebased_transaction_is_recorded_as_committed(tmp_path: Path, no_retry: None) -> None:
+    """The rebased delete's transaction reads version 2, names the merged deletion file, and
+    is what the manifest and ``_transactions/2-{uuid}.txn`` hold (as pylance records it)."""
     uri = create(tmp_path)
     a, b = ls.dataset(uri), ls.dataset(uri)
-    OPS[first](a, _sql((0, 10)))
+    a.delete("id < 10")
+    b.delete("id >= 50 AND id < 60")
+    theirs = lance.dataset(uri).read_transaction(3)
+    assert theirs.read_version == 2
+    (frag,) = theirs.operation.updated_fragments
+    assert frag.id == 0 and frag.deletion_file.num_deleted_rows == 20
+    assert frag.deletion_file.file_type == "bitmap"
+    name = f"2-{theirs.uuid}.txn"
+    assert name in os.listdir(os.path.join(uri, "_transactions"))
+    assert b.manifest.transaction_file == name
+    assert b.manifest.fragments[0].deletion_file.read_version == 2
+
+
+@pytest.mark.parametrize("first", list(OPS))
+@pytest.mark.parametrize("second", list(OPS))
+def test_same_rows_conflict_then_re_run_as_pylance(tmp_path: Path, first: str, second: str) -> None:
+    """Both change rows 5-14 of fragment 0: a true conflict. The second is re-run from the
+    newest version (pylance does the same) and both tables end alike."""
+
+    def run(opener: Callable[[str], Any], uri: str) -> Any:
+        a, b = opener(uri), opener(uri)
+        ra = OPS[first](a, (5, 15))
+        rb = OPS[second](b, (5, 15))
+        return _count(ra), _count(rb), lance.dataset(uri).version
+
+    ours, theirs = _twins(tmp_path, run)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("op", ["delete", "update"])
+def test_same_rows_conflict_without_retries_raises(tmp_path: Path, no_retry: None, op: str) -> None:
+    uri = create(tmp_path)
+    a, b = ls.dataset(uri), ls.dataset(uri)
+    a.delete(_sql((0, 10)))
     files = set(os.listdir(os.path.join(uri, "_versions")))
-    with pytest.raises(ls.CommitConflictError):
-        OPS[second](b, _sql((50, 60)))  # also fragment 0
+    with pytest.raises(ls.CommitConflictError) as e:
+        OPS[op](b, (5, 60))  # rows 5-9 were deleted by a
+    assert e.value.retryable
     assert set(os.listdir(os.path.join(uri, "_versions"))) == files  # nothing committed
-    assert ls.dataset(uri).version == 2
-    live = ids_of(uri)
-    assert len(live) == (N - 10 if first == "delete" else N)
-    f = {r["id"]: r["f"] for r in ls.dataset(uri).to_table().to_pylist()}
-    assert all(f[i] == float(i) for i in range(50, 60))  # the loser changed nothing
+    assert ids_of(uri) == sorted(set(range(N)) - _ids((0, 10)))
+    f = dict(_rows(uri))
+    assert all(f[i] == float(i) for i in range(10, 60))  # the loser changed nothing
+
+
+def test_disjoint_rows_covering_a_fragment_drop_it(tmp_path: Path, no_retry: None) -> None:
+    """Each deletes half of fragment 1: the merged deletion vector covers every row, so the
+    rebased delete drops the fragment, as pylance's twin does."""
+
+    def run(opener: Callable[[str], Any], uri: str) -> Any:
+        a, b = opener(uri), opener(uri)
+        a.delete(_sql((100, 150)))
+        b.delete(_sql((150, 200)))
+        frags = lance.dataset(uri).get_fragments()
+        return [fr.fragment_id for fr in frags], lance.dataset(uri).version
+
+    ours, theirs = _twins(tmp_path, run)
+    assert ours == theirs and ours[0] == [0, 2, 3]
 
 
 @pytest.mark.parametrize("first", ["delete", "update"])
@@ -133,57 +268,31 @@ def test_same_fragment_conflicts(tmp_path: Path, no_retry: None, first: str, sec
 def test_disjoint_fragments_rebase(tmp_path: Path, no_retry: None, first: str, second: str) -> None:
     uri = create(tmp_path)
     a, b = ls.dataset(uri), ls.dataset(uri)
-    OPS[first](a, _sql((0, 10)))
-    OPS[second](b, _sql((250, 260)))  # fragment 2: commutes, rebased without a re-run
+    OPS[first](a, (0, 10))
+    OPS[second](b, (250, 260))  # fragment 2: commutes, rebased without a re-run
     assert b.version == 3
     assert check_history(uri) == ["Overwrite", first.title(), second.title()]
     expected = set(range(N)) - (_ids((0, 10)) if first == "delete" else set())
     expected -= _ids((250, 260)) if second == "delete" else set()
     assert ids_of(uri) == sorted(expected)
-    f = {r["id"]: r["f"] for r in ls.dataset(uri).to_table().to_pylist()}
+    f = dict(_rows(uri))
     for op, (lo, hi) in ((first, (0, 10)), (second, (250, 260))):
         if op == "update":
             assert all(f[i] == i + 0.5 for i in range(lo, hi))
 
 
-@pytest.mark.parametrize("op", ["delete", "update"])
-def test_same_fragment_conflict_is_re_run_without_losing_either_change(
-    tmp_path: Path, op: str
-) -> None:
-    uri = create(tmp_path)
-    a, b = ls.dataset(uri), ls.dataset(uri)
-    a.delete(_sql((0, 10)))
-    try:
-        result = OPS[op](b, _sql((5, 60)))  # overlaps a's rows in the same fragment
-    except ls.CommitConflictError:
-        assert ids_of(uri) == sorted(set(range(N)) - _ids((0, 10)))
-        return
-    # re-run on the newest version: only rows still live were hit
-    n = result.num_deleted_rows if op == "delete" else result.num_rows_updated
-    assert n == 50
-    expected = set(range(N)) - _ids((0, 10)) - (_ids((5, 60)) if op == "delete" else set())
-    assert ids_of(uri) == sorted(expected)
-    assert check_history(uri) == ["Overwrite", "Delete", op.title()]
+def test_delete_after_an_overwrite_is_not_re_run(tmp_path: Path) -> None:
+    """An overwrite replaced the table: an incompatible conflict, raised without a re-run,
+    as pylance raises it."""
 
+    def run(opener: Callable[[str], Any], uri: str) -> Any:
+        stale = opener(uri)
+        write = ls.write_dataset if opener is ls.dataset else lance.write_dataset
+        write(table(range(5)), uri, mode="overwrite")
+        return stale.delete("id = 1")
 
-def test_merge_insert_conflicts_on_the_same_fragment(tmp_path: Path, no_retry: None) -> None:
-    uri = create(tmp_path)
-    a, b = ls.dataset(uri), ls.dataset(uri)
-    a.merge_insert("id").when_matched_update_all().execute(table([1, 2]))
-    with pytest.raises(ls.CommitConflictError):
-        b.merge_insert("id").when_matched_update_all().execute(table([3]))
-    assert ls.dataset(uri).version == 2
-    # touching another fragment (and inserting) rebases fine
-    c = ls.dataset(uri)
-    a.merge_insert("id").when_matched_update_all().execute(table([150]))
-    r = (
-        c.merge_insert("id")
-        .when_matched_update_all()
-        .when_not_matched_insert_all()
-        .execute(table([350, N + 1]))
-    )
-    assert (r.num_updated_rows, r.num_inserted_rows) == (1, 1)
-    assert ids_of(uri) == [*range(N), N + 1]
+    ours, theirs = _twins(tmp_path, run)
+    assert ours is ls.CommitConflictError and theirs is OSError
 
 
 def test_delete_after_appends_it_did_not_read(tmp_path: Path, no_retry: None) -> None:
@@ -199,22 +308,23 @@ def test_delete_after_appends_it_did_not_read(tmp_path: Path, no_retry: None) ->
     assert ids_of(uri) == [*range(1, N, 2), N, N + 1, N + 2]
 
 
-def test_conflicts_with_pylance_on_the_same_fragment(tmp_path: Path, no_retry: None) -> None:
+def test_rebases_over_pylance_and_pylance_over_ours(tmp_path: Path, no_retry: None) -> None:
     uri = create(tmp_path, writer="pylance")
     ours = ls.dataset(uri)
     lance.dataset(uri).delete("id = 7")
-    with pytest.raises(ls.CommitConflictError):
-        ours.delete("id = 8")
+    ours.update({"f": "0.25"}, where="id = 8")  # same fragment, other row: rebased
     theirs = lance.dataset(uri)
     ls.dataset(uri).delete("id = 9")
-    theirs.delete("id = 10")  # pylance re-runs (or fails); it must never lose our delete
+    theirs.delete("id = 10")  # pylance rebases over our deletion file
     live = set(ids_of(uri))
-    assert 7 not in live and 9 not in live and 8 in live
-    # disjoint fragments: our stale delete is rebased over pylance's
+    assert {7, 9, 10}.isdisjoint(live) and 8 in live
+    assert dict(_rows(uri))[8] == 0.25
+    # a true conflict with pylance: the same row
     ours = ls.dataset(uri)
-    lance.dataset(uri).delete("id = 120")
-    ours.delete("id = 220")
-    assert {120, 220}.isdisjoint(ids_of(uri))
+    lance.dataset(uri).delete("id = 11")
+    with pytest.raises(ls.CommitConflictError):
+        ours.delete("id = 11")
+    assert 11 not in ids_of(uri)
 
 
 # ---- threads ---------------------------------------------------------------------------------

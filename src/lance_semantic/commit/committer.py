@@ -15,7 +15,7 @@ from ..manifest.model import Manifest, Operation, Restore, Transaction
 from ..manifest.validation import named_paths, validate_manifest
 from ..storage import paths
 from ..storage.object_store import ObjectStore
-from .conflicts import rebase
+from .conflicts import AffectedRows, rebase
 from .transaction import apply_transaction
 
 __all__ = [
@@ -173,12 +173,17 @@ def commit(
     data_format: tuple[str, str] | None = None,
     add_flags: int = 0,
     max_retries: int = MAX_RETRIES,
+    affected_rows: AffectedRows | None = None,
 ) -> Manifest:
     """Commit ``operation`` read at ``base`` (None: create) and return the new manifest.
 
-    The transaction is written once (``_transactions/{read_version}-{uuid}.txn``) and inline.
+    The transaction is written to ``_transactions/{read_version}-{uuid}.txn`` and inline.
     When another writer published the next version first, the operation is rebased onto the
-    newest manifest if it commutes with what was committed, else ``CommitConflictError``.
+    newest manifest (commit/conflicts.py), else ``CommitConflictError``. A rebased Delete or
+    Update reads the newest version and may carry merged deletion files, so it is written
+    again under its new read version before the next attempt (as Lance does).
+    ``affected_rows`` (fragment id -> row offsets the Delete / Update removed) lets it be
+    merged with concurrent deletions of the same fragment.
     """
     read_version = base.version if base is not None else 0
     if base is not None:
@@ -189,14 +194,17 @@ def commit(
         operation=operation,
         properties=dict(properties or {}),
     )
-    txn_bytes = encode_transaction(txn)
-    store.put(f"{paths.TRANSACTIONS_DIR}/{read_version}-{txn.uuid}.txn", txn_bytes)
     scheme = _scheme(store, base)
     current = base
     restored = None
     if isinstance(operation, Restore):
         restored = load_manifest(store, operation.version)
+    written: Transaction | None = None
     for _attempt in range(max_retries):
+        if txn is not written:
+            name = f"{paths.TRANSACTIONS_DIR}/{txn.read_version}-{txn.uuid}.txn"
+            store.put(name, encode_transaction(txn))
+            written = txn
         version = (current.version if current is not None else 0) + 1
         manifest = apply_transaction(
             current,
@@ -214,6 +222,6 @@ def commit(
             return manifest
         newest = load_manifest(store)
         flags.check_writable(newest, store.root)
-        rebase(store, txn, read_version, newest, load_manifest)
+        txn = rebase(store, txn, current, newest, load_manifest, affected_rows)
         current = newest
     raise CommitConflictError(read_version, version, f"gave up after {max_retries} attempts")

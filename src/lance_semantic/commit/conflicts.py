@@ -1,19 +1,41 @@
-"""Which operations commute: may an operation read at version R be committed on top of the
-versions that other writers published since R? (layer L4)
+"""Rebase a transaction read at version R onto the versions other writers published since R,
+or refuse it (layer L4; the rules of Lance's conflict resolver, ``conflict_resolver.rs``).
 
-The matrix follows Lance's conflict resolver in spirit and errs on the side of refusing:
-a refused rebase raises :class:`CommitConflictError`; nothing is written over.
+Delete and Update (update, merge_insert) are rebased row by row, as Lance does:
+
+* commits that do not touch the fragments they modify (appends, config, index and schema
+  projections, deletes / updates / rewrites of other fragments) change nothing;
+* a concurrent Delete or Update that only wrote a new deletion file for one of their
+  fragments is merged: when the rows both removed are disjoint, the fragment gets a NEW
+  deletion file holding the union (always a bitmap, named with the newest version as its
+  read version, as pylance writes it), and a union covering every row drops the fragment;
+* the same row removed by both, a fragment whose data files the other rewrote or that it
+  removed, a compaction (Rewrite) or a Merge of their fragments: a retryable conflict (the
+  caller re-runs the operation from the newest version); an Overwrite or Restore: an
+  incompatible one. Without the rows the operation removed (``affected_rows``), any
+  shared fragment is a conflict.
+
+The rebased transaction reads the newest version (``read_version``), as Lance records it.
+Other operations keep the matrix of :func:`commutes`. A refused rebase raises
+:class:`CommitConflictError`; nothing is written over.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+import numpy as np
 
 from ..errors import CommitConflictError, CorruptTableError, DatasetExistsError
 from ..manifest.codec import decode_transaction
 from ..manifest.model import (
     Append,
+    CreateIndex,
     Delete,
+    DeletionFile,
+    Fragment,
     Manifest,
     Merge,
     Overwrite,
@@ -26,11 +48,17 @@ from ..manifest.model import (
     UpdateConfig,
 )
 from ..storage import paths
+from ..storage.deletions import read_deleted_rows, write_deleted_rows
 from ..storage.object_store import ObjectStore
 
-__all__ = ["rebase", "commutes"]
+__all__ = ["rebase", "commutes", "AffectedRows"]
+
+#: fragment id -> the row offsets an operation removed from it (sorted, unique, uint32)
+AffectedRows = Mapping[int, np.ndarray]
 
 _ALWAYS_FINE = (ReserveFragments, UpdateConfig)
+#: what a Delete or Update never conflicts with (Lance: check_delete_txn / check_update_txn)
+_ROWS_FINE = (Append, ReserveFragments, UpdateConfig, Project, CreateIndex)
 
 
 def _touched(op: object) -> set[int] | None:
@@ -47,7 +75,8 @@ def _touched(op: object) -> set[int] | None:
 
 
 def commutes(ours: object, theirs: object) -> bool:
-    """True when ``ours`` can be applied after ``theirs`` as if it had read it."""
+    """True when ``ours`` (not a Delete or Update) can be applied after ``theirs`` as if it
+    had read it."""
     if isinstance(ours, Overwrite) or isinstance(ours, _ALWAYS_FINE):
         return True
     if isinstance(theirs, (Overwrite, Restore, Merge, Project)):
@@ -83,19 +112,161 @@ def _transaction_of(store: ObjectStore, manifest: Manifest) -> Transaction | Non
 def rebase(
     store: ObjectStore,
     txn: Transaction,
-    read_version: int,
+    current: Manifest | None,
     newest: Manifest,
     load: Callable[[ObjectStore, int], Manifest],
-) -> None:
-    """Raise unless ``txn`` commutes with every version published after ``read_version``."""
-    if read_version == 0 and isinstance(txn.operation, Overwrite):
+    affected_rows: AffectedRows | None = None,
+) -> Transaction:
+    """``txn``, read at ``current``, made fit to publish on top of ``newest``.
+
+    Returns ``txn`` itself or, for a Delete / Update, the rebased transaction (new deletion
+    files written); raises :class:`CommitConflictError` when it conflicts with a version
+    published after ``current``.
+    """
+    start = current.version if current is not None else 0
+    if start == 0 and isinstance(txn.operation, Overwrite):
         raise DatasetExistsError(store.root)
-    for v in range(read_version + 1, newest.version + 1):
-        other = _transaction_of(store, load(store, v) if v != newest.version else newest)
+    others = [
+        (v, _transaction_of(store, load(store, v) if v != newest.version else newest))
+        for v in range(start + 1, newest.version + 1)
+    ]
+    if isinstance(txn.operation, (Delete, Update)) and current is not None:
+        return _Rows(store, txn, current, newest, affected_rows).rebase(others)
+    for v, other in others:
         if other is None or not commutes(txn.operation, other.operation):
-            raise CommitConflictError(
-                read_version,
-                newest.version + 1,
-                f"version {v} ({type(other.operation).__name__ if other else 'unknown'}) "
-                f"conflicts with {type(txn.operation).__name__}",
+            raise _conflict(txn, start, newest, v, other)
+    return txn
+
+
+def _conflict(
+    txn: Transaction,
+    start: int,
+    newest: Manifest,
+    v: int,
+    other: Transaction | None,
+    why: str = "conflicts with",
+    *,
+    retryable: bool = True,
+) -> CommitConflictError:
+    name = type(other.operation).__name__ if other else "unknown"
+    return CommitConflictError(
+        start,
+        newest.version + 1,
+        f"version {v} ({name}) {why} {type(txn.operation).__name__}",
+        retryable=retryable,
+    )
+
+
+def _modified(op: Delete | Update) -> tuple[tuple[Fragment, ...], tuple[int, ...]]:
+    if isinstance(op, Delete):
+        return op.updated_fragments, op.deleted_fragment_ids
+    return op.updated_fragments, op.removed_fragment_ids
+
+
+class _Rows:
+    """The row-level rebase of one Delete / Update (Lance's TransactionRebase)."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        txn: Transaction,
+        current: Manifest,
+        newest: Manifest,
+        affected: AffectedRows | None,
+    ) -> None:
+        assert isinstance(txn.operation, (Delete, Update))
+        self.store, self.txn, self.current, self.newest = store, txn, current, newest
+        self.op: Delete | Update = txn.operation
+        updated, removed = _modified(self.op)
+        mine = {f.id for f in updated} | set(removed)
+        # as Lance: only the fragments a full-fragment removal touches cannot be merged
+        self.affected = affected if updated else None
+        #: the fragments this operation modifies, as they were when it read them
+        self.initial = {f.id: f for f in current.fragments if f.id in mine}
+        self.mine = mine
+        #: fragments whose deletion file another commit replaced since
+        self.stale: set[int] = set()
+
+    def rebase(self, others: list[tuple[int, Transaction | None]]) -> Transaction:
+        for v, other in others:
+            self._check(v, other)
+        op = self._merge_deletions() if self.stale else self.op
+        return replace(self.txn, read_version=self.newest.version, operation=op)
+
+    def _fail(self, v: int, other: Transaction | None, why: str = "conflicts with") -> None:
+        retryable = other is None or not isinstance(other.operation, (Overwrite, Restore))
+        raise _conflict(
+            self.txn, self.current.version, self.newest, v, other, why, retryable=retryable
+        )
+
+    def _check(self, v: int, other: Transaction | None) -> None:
+        theirs = other.operation if other is not None else None
+        if isinstance(theirs, _ROWS_FINE):
+            return
+        if isinstance(theirs, Rewrite):
+            if {f.id for g in theirs.groups for f in g.old_fragments} & self.mine:
+                self._fail(v, other, "rewrote fragments modified by")
+            return
+        if not isinstance(theirs, (Delete, Update)):
+            self._fail(v, other)  # Merge, Overwrite, Restore, unknown
+            return
+        updated, removed = _modified(theirs)
+        if not ({f.id for f in updated} | set(removed)) & self.mine:
+            return
+        if self.affected is None:
+            self._fail(v, other, "modified the fragments of")
+        for frag in updated:
+            before = self.initial.get(frag.id)
+            if before is None:
+                continue
+            if frag.files != before.files:
+                self._fail(v, other, "rewrote the data files of a fragment modified by")
+            if frag.deletion_file != before.deletion_file:
+                self.stale.add(frag.id)
+        if set(removed) & self.initial.keys():
+            self._fail(v, other, "removed a fragment modified by")
+
+    def _merge_deletions(self) -> Delete | Update:
+        """Write, for each stale fragment, the union of the newest deletion file and the
+        rows this operation removed; refuse when both removed the same row."""
+        assert self.affected is not None
+        newest = {f.id: f for f in self.newest.fragments}
+        files: dict[int, DeletionFile] = {}
+        gone: list[int] = []
+        for fid in sorted(self.stale):
+            frag = newest[fid]  # a removal was refused in _check
+            d = frag.deletion_file
+            theirs = (
+                read_deleted_rows(self.store, fid, d.read_version, d.id, d.file_type == "bitmap")
+                if d is not None
+                else np.zeros(0, np.uint32)
             )
+            ours = np.asarray(self.affected.get(fid, ()), dtype=np.uint32)
+            both = np.intersect1d(theirs, ours)
+            if len(both):
+                raise CommitConflictError(
+                    self.current.version,
+                    self.newest.version + 1,
+                    f"a concurrent commit also changed rows {both[:5].tolist()} of fragment "
+                    f"{fid} modified by {type(self.op).__name__}",
+                )
+            merged = np.union1d(theirs, ours)
+            if len(merged) >= frag.physical_rows:
+                gone.append(fid)
+                continue
+            file_id = secrets.randbits(64)
+            # pylance writes a rebased deletion vector as a bitmap whatever its size
+            write_deleted_rows(
+                self.store, fid, self.newest.version, file_id, merged, previous="bitmap"
+            )
+            files[fid] = DeletionFile("bitmap", self.newest.version, file_id, len(merged))
+        updated, removed = _modified(self.op)
+        kept = tuple(
+            replace(f, deletion_file=files.get(f.id, f.deletion_file))
+            for f in updated
+            if f.id not in gone
+        )
+        dropped = (*removed, *(i for i in gone if i not in removed))
+        if isinstance(self.op, Delete):
+            return replace(self.op, updated_fragments=kept, deleted_fragment_ids=dropped)
+        return replace(self.op, updated_fragments=kept, removed_fragment_ids=dropped)

@@ -14,15 +14,14 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..commit.committer import commit, load_manifest
+from ..commit.committer import commit
 from ..errors import (
-    CommitConflictError,
     DuplicateKeyError,
     InvalidJsonError,
     SchemaMismatchError,
@@ -41,6 +40,7 @@ from .arguments import (
     check_update_value,
 )
 from .expressions import MatchCondition, SqlExpression, referenced_columns
+from .retry import retrying
 from .scan import ScanPlan, plan_scan
 from .source_rows import Origin, RowOrigins
 from .writing import write_rows
@@ -63,9 +63,6 @@ _NARROW_BATCH = 1 << 20
 #: fragments read ahead of the consumer by mutation scans
 _WINDOW = 2
 _POOL = ThreadPoolExecutor(max_workers=_WINDOW, thread_name_prefix="lance-semantic-scan")
-#: how often a delete / update / merge_insert re-runs after a conflicting concurrent commit
-RETRIES = 3
-R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,17 +164,19 @@ def _without_offsets(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 def _apply_deletions(
     ds: Dataset, hits: Mapping[int, list[np.ndarray]]
-) -> tuple[list[Fragment], list[int]]:
-    """Write the merged deletion file of every fragment with newly deleted rows."""
+) -> tuple[list[Fragment], list[int], dict[int, np.ndarray]]:
+    """Write the merged deletion file of every fragment with newly deleted rows; also
+    returns those rows per fragment (what a rebase merges with concurrent deletions)."""
     updated: list[Fragment] = []
     removed: list[int] = []
+    affected: dict[int, np.ndarray] = {}
     for frag in ds.manifest.fragments:
         new = hits.get(frag.id)
         if not new:
             continue
+        affected[frag.id] = np.unique(np.concatenate(new)).astype(np.uint32)
         before = deleted_rows(ds._store, frag)
-        rows = np.concatenate([*new, before] if before is not None else new)
-        rows = np.unique(rows)
+        rows = affected[frag.id] if before is None else np.union1d(affected[frag.id], before)
         if len(rows) >= frag.physical_rows:
             removed.append(frag.id)
             continue
@@ -193,7 +192,7 @@ def _apply_deletions(
             num_deleted_rows=len(rows),
         )
         updated.append(replace(frag, deletion_file=deletion))
-    return updated, removed
+    return updated, removed, affected
 
 
 def _predicate_text(predicate: Filter | None) -> str:
@@ -249,14 +248,14 @@ def _commit_update(
             if placed is e:
                 raise
             raise placed from None
-        updated, removed = _apply_deletions(ds, hits)
+        updated, removed, affected = _apply_deletions(ds, hits)
         op = Update(
             removed_fragment_ids=tuple(removed),
             updated_fragments=tuple(updated),
             new_fragments=tuple(fragments),
             fields_for_preserving_frag_bitmap=tuple(preserving),
         )
-        ds._advance(commit(ds._store, ds.manifest, op))
+        ds._advance(commit(ds._store, ds.manifest, op, affected_rows=affected))
     except BaseException:
         for name in written:
             ds._store.delete(f"data/{name}")
@@ -266,22 +265,9 @@ def _commit_update(
 # ---- delete -----------------------------------------------------------------------------------
 
 
-def _retrying(ds: Dataset, attempt: Callable[[], R]) -> R:
-    """Run ``attempt``; when a concurrent commit changed the fragments it touched, re-run it
-    from the newest version (bounded), then give up with ``CommitConflictError``."""
-    for i in range(RETRIES):
-        try:
-            return attempt()
-        except CommitConflictError:
-            if i == RETRIES - 1:
-                raise
-            ds._advance(load_manifest(ds._store))
-    raise AssertionError("unreachable")
-
-
 def delete(ds: Dataset, predicate: Filter) -> DeleteResult:
     """Mark the rows matching ``predicate`` deleted and commit a ``Delete``."""
-    return _retrying(ds, lambda: _delete(ds, predicate))
+    return retrying(ds, lambda: _delete(ds, predicate))
 
 
 def _delete(ds: Dataset, predicate: Filter) -> DeleteResult:
@@ -290,13 +276,14 @@ def _delete(ds: Dataset, predicate: Filter) -> DeleteResult:
     for frag, batch in _scan(ds, [], predicate, _NARROW_BATCH):
         hits.setdefault(frag.id, []).append(_offsets(batch))
         count += batch.num_rows
-    updated, removed = _apply_deletions(ds, hits)  # nothing matched: an empty Delete, as pylance
+    # nothing matched: an empty Delete, as pylance
+    updated, removed, affected = _apply_deletions(ds, hits)
     op = Delete(
         updated_fragments=tuple(updated),
         deleted_fragment_ids=tuple(removed),
         predicate=_predicate_text(predicate),
     )
-    ds._advance(commit(ds._store, ds.manifest, op))
+    ds._advance(commit(ds._store, ds.manifest, op, affected_rows=affected))
     return DeleteResult(count)
 
 
@@ -307,7 +294,7 @@ def update(ds: Dataset, updates: Mapping[str, str], where: Filter | None = None)
     """Rewrite the rows matching ``where`` with ``updates`` (column -> SQL expression)."""
     if isinstance(updates, Mapping) and not updates:  # pylance: "No updates provided"
         raise ValueError("update: no updates provided (give at least one column -> SQL)")
-    return _retrying(ds, lambda: _update(ds, updates, where))
+    return retrying(ds, lambda: _update(ds, updates, where))
 
 
 def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> UpdateResult:
@@ -417,7 +404,7 @@ class MergeInsertBuilder:
                 "when_not_matched_by_source_delete before execute"
             )
         source = coerce_reader(data).read_all()
-        return _retrying(self._ds, lambda: self._execute(source))
+        return retrying(self._ds, lambda: self._execute(source))
 
     def _execute(self, data: pa.Table) -> MergeInsertResult:
         ds = self._ds
