@@ -281,9 +281,16 @@ def test_disjoint_fragments_rebase(tmp_path: Path, no_retry: None, first: str, s
             assert all(f[i] == i + 0.5 for i in range(lo, hi))
 
 
-def test_delete_after_an_overwrite_is_not_re_run(tmp_path: Path) -> None:
+def test_delete_after_an_overwrite_is_not_re_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An overwrite replaced the table: an incompatible conflict, raised without a re-run,
     as pylance raises it."""
+    from lance_semantic.dataset import mutations
+
+    calls: list[str] = []
+    real = mutations._delete
+    monkeypatch.setattr(mutations, "_delete", lambda *a: calls.append("run") or real(*a))
 
     def run(opener: Callable[[str], Any], uri: str) -> Any:
         stale = opener(uri)
@@ -293,6 +300,8 @@ def test_delete_after_an_overwrite_is_not_re_run(tmp_path: Path) -> None:
 
     ours, theirs = _twins(tmp_path, run)
     assert ours is ls.CommitConflictError and theirs is OSError
+    assert calls == ["run"]
+    assert ids_of(str(tmp_path / "ours" / "t")) == list(range(5))
 
 
 def test_delete_after_appends_it_did_not_read(tmp_path: Path, no_retry: None) -> None:
