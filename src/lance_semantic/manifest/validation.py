@@ -11,6 +11,7 @@ are read (``read/scan.py``); checks of the protobuf wire format in ``codec.py``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import attrgetter
 
 from ..errors import CorruptManifestError
 from . import flags
@@ -31,7 +32,7 @@ def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[Problem]:
         if not f.logical_type:
             yield "schema", f"field {f.name!r} (id {f.id}) has no logical_type (a required field)"
     mixed = bool(m.writer_feature_flags & flags.FLAG_MIXED_FILE_VERSIONS)
-    ids = [frag.id for frag in m.fragments]
+    ids = list(map(_fragment_id, m.fragments))
     if len(set(ids)) != len(ids) or (
         m.max_fragment_id is not None and max(ids, default=0) > m.max_fragment_id
     ):
@@ -48,6 +49,8 @@ def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[Problem]:
         if problems:
             yield from problems
 
+
+_fragment_id = attrgetter("id")
 
 #: id(fragment) -> (fragment, context, its problems): a fragment is immutable and shared by
 #: consecutive versions, so each one is checked once per context, not on every open

@@ -173,16 +173,36 @@ def _links_in(directory: str) -> frozenset[str]:
     return links
 
 
-#: a directory with at most this many named files has them ``lstat``-ed one by one; a
+#: a directory with at most this many files to check has them ``lstat``-ed one by one; a
 #: larger one is listed (once per change of the directory, see :func:`_links_in`)
 _FEW = 32
 
+#: (directory, its inode) -> names found there as regular files (not links) by this process.
+#: Table files are written once under fresh names, so each is checked the first time the
+#: process sees it; a file replaced by a link later is not seen again (whoever can do that
+#: can also rewrite the file itself).
+_REGULAR: dict[tuple[str, int], set[str]] = {}
+
 
 def _links_among(directory: str, names: Collection[str]) -> frozenset[str]:
-    """Which of ``names`` in ``directory`` are symbolic links."""
-    if len(names) > _FEW:
-        return _links_in(directory)
-    return frozenset(n for n in names if os.path.islink(os.path.join(directory, n)))
+    """Which of ``names`` in ``directory`` are symbolic links (names already found regular
+    by this process are not looked at again)."""
+    try:
+        inode = os.stat(directory).st_ino
+    except OSError:
+        return frozenset()
+    known = _REGULAR.setdefault((directory, inode), set())
+    fresh = set(names).difference(known)
+    if not fresh:
+        return frozenset()
+    if len(fresh) > _FEW:
+        links = _links_in(directory).intersection(fresh)
+    else:
+        links = frozenset(n for n in fresh if os.path.islink(os.path.join(directory, n)))
+    if len(_REGULAR) > 1024:
+        _REGULAR.clear()
+    known.update(fresh.difference(links))
+    return links
 
 
 #: a newline-terminated run of plain names (see ``_PLAIN``), none with a ``/``
