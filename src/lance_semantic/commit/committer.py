@@ -5,14 +5,15 @@ manifest with an atomic put-if-absent, retrying on concurrent commits (layer L4;
 from __future__ import annotations
 
 import json
+import operator
 import uuid as uuidlib
 from collections.abc import Mapping
 
 from ..errors import CommitConflictError, CorruptManifestError, DatasetNotFoundError
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_transaction
-from ..manifest.model import Manifest, Operation, Restore, Transaction
-from ..manifest.validation import named_paths, validate_manifest
+from ..manifest.model import Fragment, Manifest, Operation, Restore, Transaction
+from ..manifest.validation import named_paths, validate_manifest, validation_context
 from ..storage import paths
 from ..storage.object_store import ObjectStore
 from .conflicts import AffectedRows, rebase
@@ -144,14 +145,32 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
     manifest = decode_manifest_file(data, where)
     if manifest.version != version:
         raise CorruptManifestError(where, f"holds version {manifest.version}, name says {version}")
-    validate_manifest(manifest, where)
-    paths.check_inside(store.root, named_paths(manifest), manifest=where)
+    # the fragments of the last version validated here, when this one starts with them (the
+    # same objects: decoded once, see manifest._convert) in the same context, are sound
+    context = validation_context(manifest)
+    checked = 0
+    last = _VALIDATED.get(store.root)
+    if last is not None and last[1] == context and len(manifest.fragments) >= len(last[0]):
+        if all(map(operator.is_, manifest.fragments, last[0])):
+            checked = len(last[0])
+    validate_manifest(manifest, where, checked=checked)
+    paths.check_inside(store.root, named_paths(manifest, checked=checked), manifest=where)
+    paths.check_directories(store.root, _TABLE_DIRS, manifest=where)  # when no file named
+    # in the new fragments lives there
+    if len(_VALIDATED) >= 256:
+        _VALIDATED.clear()
+    _VALIDATED[store.root] = (manifest.fragments, context)
     if state[0] is not None:
         if len(_LOADED) >= 256:
             _LOADED.clear()
         _LOADED[cache_key] = (state, manifest)
     return manifest
 
+
+_TABLE_DIRS = (paths.DATA_DIR, paths.DELETIONS_DIR, paths.TRANSACTIONS_DIR)
+
+#: table root -> (fragments of the last version validated, their validation context)
+_VALIDATED: dict[str, tuple[tuple[Fragment, ...], tuple[str, bool, frozenset[int]]]] = {}
 
 #: (table root, manifest path) -> (store.state of it and the table's directories, manifest)
 _LOADED: dict[tuple[str, str], tuple[tuple[object, ...], Manifest]] = {}

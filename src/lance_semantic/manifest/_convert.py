@@ -9,12 +9,14 @@ the file's path.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import methodcaller
 from types import MappingProxyType
 
 from google.protobuf.message import Message
 
 from ..errors import NotSupportedYetError
 from ..schema.field import EMPTY_METADATA, Field, TableSchema
+from ._fragments import fragments_of
 from ._pb import lance_file_pb2 as fpb
 from ._pb import lance_table_pb2 as tpb
 from .model import DataFile, DeletionFile, Fragment, Manifest, WriterVersion
@@ -267,17 +269,19 @@ def fragment_from_pb(pb: tpb.DataFragment) -> Fragment:
     )
 
 
+_serialized = methodcaller("SerializeToString")
+
+
 def fragments_from_pb(pbs: Iterable[tpb.DataFragment]) -> tuple[Fragment, ...]:
-    out = []
-    for pb in pbs:
-        key = pb.SerializeToString()
-        frag = _DECODED.get(key)
-        if frag is None:
-            frag = fragment_from_pb(pb)
-            _remember(_DECODED, key, frag)
-            _remember(_ENCODED, id(frag), (frag, key))
-        out.append(frag)
-    return tuple(out)
+    messages = list(pbs)
+    keys = list(map(_serialized, messages))
+    out: list[Fragment | None] = list(map(_DECODED.get, keys))
+    for i, frag in enumerate(out):
+        if frag is None:  # a fragment this process has not decoded yet
+            frag = out[i] = fragment_from_pb(messages[i])
+            _remember(_DECODED, keys[i], frag)
+            _remember(_ENCODED, id(frag), (frag, keys[i]))
+    return tuple(out)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------
@@ -354,10 +358,27 @@ def _infer_data_format(fragments: Sequence[Fragment]) -> tuple[str, str]:
     return ("lance", "0.1")
 
 
+def fragment_from_bytes(data: bytes) -> Fragment:
+    """The fragment serialized as ``data`` (decoded once per process)."""
+    frag = _DECODED.get(data)
+    if frag is None:
+        frag = fragment_from_pb(tpb.DataFragment.FromString(data))
+        _remember(_DECODED, data, frag)
+        _remember(_ENCODED, id(frag), (frag, data))
+    return frag
+
+
 def manifest_from_pb(
-    pb: tpb.Manifest, index_section: bytes | None, legacy_dictionary_data: bytes = b""
+    pb: tpb.Manifest,
+    index_section: bytes | None,
+    legacy_dictionary_data: bytes = b"",
+    raw: bytes | None = None,
 ) -> Manifest:
-    fragments = fragments_from_pb(pb.fragments)
+    """``raw``, the message's bytes, lets unchanged fragments be reused (see ``_fragments``)."""
+    if raw is None:
+        fragments = fragments_from_pb(pb.fragments)
+    else:
+        fragments = fragments_of(raw, pb, fragment_from_bytes, fragments_from_pb)
     writer_version = _NO_WRITER_VERSION
     if pb.HasField("writer_version"):
         wv = pb.writer_version

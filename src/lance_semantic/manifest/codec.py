@@ -127,14 +127,21 @@ def _section(data: bytes, offset: int, limit: int, what: str, path: str) -> byte
 
 
 def _parse_manifest_pb(data: bytes, path: str) -> tuple[tpb.Manifest, int]:
+    pb, limit, _ = _parse_manifest_message(data, path)
+    return pb, limit
+
+
+def _parse_manifest_message(data: bytes, path: str) -> tuple[tpb.Manifest, int, bytes]:
+    """The parsed Manifest, the offset of its length prefix, and its bytes."""
     start, end = manifest_region(data, path)
     pb = tpb.Manifest()
+    raw = bytes(data[start:end])
     try:
-        pb.ParseFromString(data[start:end])
+        pb.ParseFromString(raw)
     except DecodeError as e:
         raise CorruptManifestError(path, f"cannot decode Manifest message: {e}") from e
     _refuse_unknown_fields(pb, path)
-    return pb, start - _U32.size
+    return pb, start - _U32.size, raw
 
 
 #: messages that decide which rows a read returns, and schema fields: a field number that
@@ -204,7 +211,7 @@ def decode_manifest_file(data: bytes, path: str = "") -> Manifest:
         For a truncated file, a wrong magic, inconsistent offsets or lengths, an
         undecodable protobuf message or a schema whose fields do not form a tree.
     """
-    pb, limit = _parse_manifest_pb(data, path)
+    pb, limit, raw = _parse_manifest_message(data, path)
     index_section = None
     prefix_end = limit
     if pb.HasField("index_section"):
@@ -214,7 +221,7 @@ def decode_manifest_file(data: bytes, path: str = "") -> Manifest:
     if offset is not None:
         prefix_end = min(prefix_end, offset)
     try:
-        manifest = manifest_from_pb(pb, index_section, bytes(data[:prefix_end]))
+        manifest = manifest_from_pb(pb, index_section, bytes(data[:prefix_end]), raw)
     except DecodeProblem as e:
         raise CorruptManifestError(path, str(e)) from e
     return manifest

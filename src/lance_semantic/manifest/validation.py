@@ -18,14 +18,14 @@ from . import flags
 from ._pb import lance_table_pb2 as tpb
 from .model import DataFile, Fragment, Manifest
 
-__all__ = ["validate_manifest", "manifest_problems", "named_paths"]
+__all__ = ["validate_manifest", "manifest_problems", "named_paths", "validation_context"]
 
 
 #: (code, message) of one problem; the codes are ``ls.check``'s
 Problem = tuple[str, str]
 
 
-def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[Problem]:
+def _problems(m: Manifest, base_ids: frozenset[int], start: int = 0) -> Iterator[Problem]:
     if m.version < 1:
         yield "manifest-corrupt", f"version {m.version} (versions start at 1)"
     for f in m.schema:
@@ -44,7 +44,7 @@ def _problems(m: Manifest, base_ids: frozenset[int]) -> Iterator[Problem]:
             if m.max_fragment_id is not None and i > m.max_fragment_id:
                 yield "fragment-id", f"fragment id {i} above max_fragment_id {m.max_fragment_id}"
     context = (m.data_format[1], mixed, base_ids)
-    for frag in m.fragments:
+    for frag in m.fragments[start:] if start else m.fragments:
         problems = _checked_fragment(frag, context)
         if problems:
             yield from problems
@@ -127,31 +127,44 @@ def _file_version(table_version: str) -> tuple[int, int] | None:
     return None
 
 
-def validate_manifest(manifest: Manifest, path: str) -> None:
+def validate_manifest(manifest: Manifest, path: str, *, checked: int = 0) -> None:
     """Refuse a manifest whose content is inconsistent (every open calls this after
     :func:`~lance_semantic.manifest.codec.decode_manifest_file`, which stays a pure codec).
+    ``checked``: how many leading fragments are known sound (the fragments of a version
+    already validated, in the same context; see :func:`validation_context`).
 
     Raises
     ------
     CorruptManifestError
         Naming ``path`` and the first problem found.
     """
-    for _code, problem in manifest_problems(manifest):
+    for _code, problem in manifest_problems(manifest, checked=checked):
         raise CorruptManifestError(path, problem)
 
 
-def manifest_problems(manifest: Manifest) -> Iterator[Problem]:
+def _base_ids(manifest: Manifest) -> frozenset[int]:
+    if not manifest.passthrough:
+        return frozenset()
+    # registered base paths are not modelled: they pass through
+    return frozenset(b.id for b in tpb.Manifest.FromString(manifest.passthrough).base_paths)
+
+
+def validation_context(manifest: Manifest) -> tuple[str, bool, frozenset[int]]:
+    """What the per-fragment checks depend on besides the fragment itself."""
+    mixed = bool(manifest.writer_feature_flags & flags.FLAG_MIXED_FILE_VERSIONS)
+    return manifest.data_format[1], mixed, _base_ids(manifest)
+
+
+def manifest_problems(manifest: Manifest, *, checked: int = 0) -> Iterator[Problem]:
     """Every inconsistency :func:`validate_manifest` refuses, as (code, message)."""
-    base_ids: frozenset[int] = frozenset()
-    if manifest.passthrough:  # registered base paths are not modelled: they pass through
-        base_ids = frozenset(b.id for b in tpb.Manifest.FromString(manifest.passthrough).base_paths)
-    yield from _problems(manifest, base_ids)
+    yield from _problems(manifest, _base_ids(manifest), checked)
 
 
-def named_paths(manifest: Manifest) -> Iterator[tuple[str, str]]:
+def named_paths(manifest: Manifest, *, checked: int = 0) -> Iterator[tuple[str, str]]:
     """Every file the manifest names, as (directory relative to the table, name as the
-    manifest gives it): data files, deletion files and the transaction file."""
-    for frag in manifest.fragments:
+    manifest gives it): data files, deletion files and the transaction file; ``checked``
+    leading fragments left out."""
+    for frag in manifest.fragments[checked:] if checked else manifest.fragments:
         for d in frag.files:
             yield "data", d.path
         if frag.deletion_file is not None:

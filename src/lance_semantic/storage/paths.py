@@ -28,6 +28,7 @@ __all__ = [
     "deletion_file_name",
     "unsafe_reason",
     "check_inside",
+    "check_directories",
     "V2_NAME_LENGTH",
     "escapes",
 ]
@@ -207,6 +208,23 @@ def _links_among(directory: str, names: Collection[str]) -> frozenset[str]:
 
 #: a newline-terminated run of plain names (see ``_PLAIN``), none with a ``/``
 _PLAIN_LINES = re.compile(r"(?:[\w\-]+(?:\.[\w\-]+)*\n)*", re.ASCII)
+
+
+def check_directories(root: str, directories: Iterable[str], *, manifest: str) -> None:
+    """Each of the table's ``directories`` that exists resolves inside ``root`` (a directory
+    may be a link to elsewhere in the table, never out of it), else CorruptManifestError."""
+    real_root = os.path.realpath(root)
+    for directory in directories:
+        path = os.path.join(root, directory)
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            if not _within(target, real_root):
+                raise CorruptManifestError(
+                    manifest,
+                    f"directory {directory!r} is a symbolic link that resolves outside the "
+                    f"table directory {root} ({target})",
+                    named_path=directory,
+                )
 
 
 def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
