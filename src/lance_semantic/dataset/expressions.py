@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -34,24 +36,48 @@ def _storage_only(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
+#: the name each batch is registered under, so a parsed expression fits every batch
+_BATCH = "__lance_semantic_batch"
+
+
 class SqlExpression:
-    """One SQL expression, evaluated batch by batch into one Arrow array per batch."""
+    """One SQL expression, evaluated batch by batch into one Arrow array per batch.
+
+    The text is parsed once per batch schema (DataFusion qualifies column references with
+    the table's name, so every batch is registered under one fixed name) and reused for
+    every later batch of that schema. Each thread evaluates in a session of its own."""
 
     def __init__(self, sql: str) -> None:
-        from datafusion import SessionConfig, SessionContext
-
         self.sql = sql
-        # one partition: with more, DataFusion may return a large batch's rows out of order,
-        # and a mask or a new column must line up with the batch row for row
-        self._ctx = SessionContext(SessionConfig().with_target_partitions(1))
+        self._local = threading.local()
+        self._parsed: list[tuple[pa.Schema, object]] = []
+
+    def _session(self) -> Any:
+        ctx = getattr(self._local, "ctx", None)
+        if ctx is None:
+            from datafusion import SessionConfig, SessionContext
+
+            # one partition: with more, DataFusion may return a large batch's rows out of
+            # order, and a mask or a new column must line up with the batch row for row
+            ctx = self._local.ctx = SessionContext(SessionConfig().with_target_partitions(1))
+        return ctx
 
     def evaluate(self, batch: pa.RecordBatch) -> pa.Array:
-        df = self._ctx.from_arrow(_storage_only(batch))
-        expr = parse_expression(df, self.sql)
+        batch = _storage_only(batch)
+        ctx = self._session()
+        df = ctx.from_arrow(batch, name=_BATCH)
         try:
-            out = df.select(expr.alias("__value")).to_arrow_table().column(0)
-        except Exception as e:  # DataFusion raises plain Exception
-            raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
+            # (a pa.Schema with extension types is not hashable: compared instead)
+            expr = next((e for s, e in self._parsed if s.equals(batch.schema)), None)
+            if expr is None:
+                expr = parse_expression(df, self.sql)
+                self._parsed.append((batch.schema, expr))
+            try:
+                out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]
+            except Exception as e:  # DataFusion raises plain Exception
+                raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
+        finally:
+            ctx.deregister_table(_BATCH)
         if len(out) != batch.num_rows:  # an aggregate would collapse the rows
             raise InvalidExpressionError(self.sql, "must give one value per row")
         return out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)

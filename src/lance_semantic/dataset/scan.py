@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,7 @@ from ..storage.object_store import ObjectStore
 from .arguments import check_boolean_result
 from .evolution_sql import ColumnExpression
 from .expressions import SqlExpression, referenced_columns
+from .filtered_scan import drop_rows, filtered_batches, unfiltered_batches
 
 __all__ = [
     "Columns",
@@ -344,24 +345,28 @@ def run_scan(
         return
     # a filter runs in the kernel layout (no views); the rows are converted after it
     schema = plan.layout_schema if plan.predicate is None else plan.read_schema
-    for frag in fragments:
-        reader = FragmentReader(store, table, frag, plan.top_fields, schema)
-        if plan.predicate is None and skip >= reader.live_rows():
-            skip -= reader.live_rows()
-            continue
-        for batch in reader.batches(batch_size):
-            if plan.predicate is not None:
-                batch = plan.predicate.apply(batch)
-            if skip:
-                if batch.num_rows <= skip:
-                    skip -= batch.num_rows
-                    continue
-                batch = batch.slice(skip)
-                skip = 0
-            if remaining is not None:
-                if batch.num_rows >= remaining:
-                    yield project(batch.slice(0, remaining), plan)
-                    return
-                remaining -= batch.num_rows
-            if batch.num_rows:
-                yield project(batch, plan)
+    if plan.predicate is not None:
+
+        def make(
+            f: Fragment, fields: list[Field], sch: pa.Schema, plans: dict[Any, Any]
+        ) -> FragmentReader:
+            return FragmentReader(store, table, f, fields, sch, plans)
+
+        found = filtered_batches(
+            make, fragments, plan.top_fields, schema, plan.predicate, batch_size
+        )
+        stream = drop_rows(found, skip)
+    else:
+        plans: dict[Any, Any] = {}
+        readers = (
+            FragmentReader(store, table, f, plan.top_fields, schema, plans) for f in fragments
+        )
+        stream = unfiltered_batches(readers, batch_size, skip)
+    for batch in stream:
+        if remaining is not None:
+            if batch.num_rows >= remaining:
+                yield project(batch.slice(0, remaining), plan)
+                return
+            remaining -= batch.num_rows
+        if batch.num_rows:
+            yield project(batch, plan)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -64,15 +65,18 @@ class FragmentReader:
         fragment: Fragment,
         fields: Sequence[Field],
         out_schema: pa.Schema,
+        plans: dict[Any, Any] | None = None,
     ) -> None:
+        """``plans``: a cache of data-file plans shared by the readers of one scan (the same
+        fields and output schema); files with the same columns and field ids share a plan."""
         self.store = store
         self.fragment = fragment
         self.fields = list(fields)
         self.out_schema = out_schema
         self._table = table
         self._opened: list[tuple[_Reader, FilePlan, list[str]]] | None = None
-        self._deleted: np.ndarray | None = None
-        self._deleted_loaded = False
+        self._deletions = _Deletions()
+        self._plan_cache = plans if plans is not None else {}
 
     @property
     def _plans(self) -> list[tuple[_Reader, FilePlan, list[str]]]:
@@ -92,15 +96,22 @@ class FragmentReader:
                         f"holds {file.num_rows} rows, the manifest says fragment "
                         f"{self.fragment.id} has {self.fragment.physical_rows}",
                     )
+                # (a pa.Schema with extension types is not hashable: compared instead)
+                alike = self._plan_cache.setdefault(
+                    (df.fields, df.file_major_version, df.file_minor_version), []
+                )
+                planned = next((p for p in alike if p.schema.equals(file.schema, True)), None)
+                if planned is None:
+                    plan = plan_data_file(self._table, df, file.schema, where=file.path)
+                    cols = [plan.columns[f.id] for f in self.fields if f.id in plan.columns]
+                    blob, values = self._blob_columns(plan)
+                    planned = _Planned(file.schema, plan, cols, blob, values)
+                    alike.append(planned)
                 reader: _Reader = file
-                plan = plan_data_file(self._table, df, reader.schema, where=file.path)
-                cols = [plan.columns[f.id] for f in self.fields if f.id in plan.columns]
-                blob, values = self._blob_columns(plan)
-                if blob:  # descriptors, read through pylance's table reader
-                    assert isinstance(reader, DataFileReader)
-                    reader = BlobAwareReader(self.store, reader, df, blob, values)
-                if cols:
-                    self._opened.append((reader, plan, cols))
+                if planned.blob:  # descriptors, read through pylance's table reader
+                    reader = BlobAwareReader(self.store, file, df, planned.blob, planned.values)
+                if planned.cols:
+                    self._opened.append((reader, planned.plan, planned.cols))
         return self._opened
 
     def _blob_columns(self, plan: FilePlan) -> tuple[dict[str, Field], frozenset[str]]:
@@ -120,15 +131,24 @@ class FragmentReader:
                 values.add(name)
         return blob, frozenset(values)
 
+    def sharing(
+        self, fields: Sequence[Field], out_schema: pa.Schema, plans: dict[Any, Any] | None = None
+    ) -> FragmentReader:
+        """A reader of other ``fields`` of the same fragment, sharing its deletion vector."""
+        other = FragmentReader(self.store, self._table, self.fragment, fields, out_schema, plans)
+        other._deletions = self._deletions
+        return other
+
     @property
     def physical_rows(self) -> int:
         return self.fragment.physical_rows
 
     def deleted(self) -> np.ndarray | None:
-        if not self._deleted_loaded:
-            self._deleted = deleted_rows(self.store, self.fragment)
-            self._deleted_loaded = True
-        return self._deleted
+        d = self._deletions
+        if not d.loaded:
+            d.rows = deleted_rows(self.store, self.fragment)
+            d.loaded = True
+        return d.rows
 
     def live_rows(self) -> int:
         known = self.fragment.deletion_file
@@ -177,43 +197,55 @@ class FragmentReader:
             batch = batch.filter(pa.array(keep))
         yield from convert_batch(batch, raw.converters, schema)
 
-    def batches(self, batch_size: int, *, with_offsets: bool = False) -> Iterator[pa.RecordBatch]:
-        """The live rows in physical order, in batches of at most ``batch_size`` rows.
+    def batches(
+        self,
+        batch_size: int,
+        *,
+        with_offsets: bool = False,
+        start: int = 0,
+        stop: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The live rows in physical order, in batches of at most ``batch_size`` rows
+        (those among the physical rows ``[start, stop)`` when given).
 
         With ``with_offsets`` each batch ends with a ``_rowoffset`` column: the row's physical
         offset in the fragment (what deletion files record)."""
-        n = self.physical_rows
+        n = self.physical_rows if stop is None else min(stop, self.physical_rows)
         deleted = self.deleted()
         if not self._plans:
             stream: Iterator[tuple[int, _Raw]] = (
-                (s, self._assemble([], min(batch_size, n - s))) for s in range(0, n, batch_size)
+                (s, self._assemble([], min(batch_size, n - s))) for s in range(start, n, batch_size)
             )
         elif len(self._plans) == 1:
             reader, plan, cols = self._plans[0]
-            stream = self._single(reader, plan, cols, n, batch_size)
+            stream = self._single(reader, plan, cols, start, n, batch_size)
         else:
-            stream = self._zipped(n, batch_size)
-        for start, raw in stream:
+            stream = self._zipped(start, n, batch_size)
+        for first, raw in stream:
             keep = None
             if deleted is not None and len(deleted):
-                lo, hi = np.searchsorted(deleted, [start, start + raw.num_rows])
+                lo, hi = np.searchsorted(deleted, [first, first + raw.num_rows])
                 if hi > lo:
                     keep = np.ones(raw.num_rows, dtype=bool)
-                    keep[deleted[lo:hi] - start] = False
-            for batch in self._convert(raw, keep, start if with_offsets else None):
+                    keep[deleted[lo:hi] - first] = False
+            for batch in self._convert(raw, keep, first if with_offsets else None):
                 if batch.num_rows:
                     yield batch
 
     def _single(
-        self, reader: _Reader, plan: FilePlan, cols: list[str], n: int, batch_size: int
+        self, reader: _Reader, plan: FilePlan, cols: list[str], start: int, n: int, batch_size: int
     ) -> Iterator[tuple[int, _Raw]]:
-        start = 0
-        for b in reader.read(cols, 0, n, batch_size):
+        count = n - start
+        if count <= batch_size and isinstance(reader, DataFileReader):  # one read, no stream
+            if count > 0:
+                yield start, self._assemble([(plan, reader.read_all(cols, start, count))], count)
+            return
+        for b in reader.read(cols, start, count, batch_size):
             yield start, self._assemble([(plan, b)], b.num_rows)
             start += b.num_rows
 
-    def _zipped(self, n: int, batch_size: int) -> Iterator[tuple[int, _Raw]]:
-        for start in range(0, n, batch_size):
+    def _zipped(self, first: int, n: int, batch_size: int) -> Iterator[tuple[int, _Raw]]:
+        for start in range(first, n, batch_size):
             count = min(batch_size, n - start)
             parts = []
             for reader, plan, cols in self._plans:
@@ -253,6 +285,25 @@ class FragmentReader:
 
 #: name of the physical row offset column ``batches(with_offsets=True)`` appends
 ROW_OFFSET = "_rowoffset"
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """One data file's plan for the fields a scan reads (shared by files alike)."""
+
+    schema: pa.Schema
+    plan: FilePlan
+    cols: list[str]
+    blob: dict[str, Field]
+    values: frozenset[str]
+
+
+@dataclass(slots=True)
+class _Deletions:
+    """A fragment's deleted row offsets, read once when first needed."""
+
+    rows: np.ndarray | None = None
+    loaded: bool = False
 
 
 @dataclass(slots=True)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,8 +24,10 @@ from .paths import DATA_DIR
 
 __all__ = ["WrittenFile", "DataFileWriter", "DataFileReader", "file_metadata"]
 
-#: how many open data-file readers are kept for reuse
-_OPEN_FILES = 256
+#: how many idle open data-file readers are kept for reuse
+_OPEN_FILES = 4096
+#: how many data files' schemas and row counts are remembered
+_KNOWN_FILES = 16384
 
 #: data storage versions whose files pylance 14 writes through the file API
 WRITABLE_VERSIONS = ("2.0", "2.1", "2.2", "2.3")
@@ -101,21 +105,58 @@ def _without_sliced_nested_structs(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(fixed, schema=batch.schema)
 
 
-def _open(path: str, columns: tuple[str, ...] | None) -> LanceFileReader:
-    """An open reader; data files are immutable and uniquely named, so readers are shared
-    across scans, takes and dataset handles of one thread (a pylance reader must not be used
-    by two threads at once: "Already borrowed")."""
-    return _open_in_thread(path, columns, threading.get_ident())
+class _ReaderPool:
+    """Open readers shared across scans, takes and dataset handles (data files are immutable
+    and uniquely named). A pylance reader must not be used by two threads at once ("Already
+    borrowed"), so a reader is borrowed by one thread and given back after use; a thread that
+    finds none idle opens another. At most ``capacity`` idle readers are kept (oldest out)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._idle: OrderedDict[tuple[str, tuple[str, ...] | None], list[LanceFileReader]] = (
+            OrderedDict()
+        )
+        self._count = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def borrow(self, path: str, columns: tuple[str, ...] | None) -> Iterator[LanceFileReader]:
+        key = (path, columns)
+        reader = None
+        with self._lock:
+            idle = self._idle.get(key)
+            if idle:
+                reader = idle.pop()
+                self._count -= 1
+        if reader is None:
+            reader = LanceFileReader(path, columns=list(columns) if columns is not None else None)
+        try:
+            yield reader
+        finally:
+            with self._lock:
+                self._idle.setdefault(key, []).append(reader)
+                self._idle.move_to_end(key)
+                self._count += 1
+                while self._count > self.capacity:
+                    _, old = next(iter(self._idle.items()))
+                    old.pop(0)
+                    self._count -= 1
+                    if not old:
+                        self._idle.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._idle.clear()
+            self._count = 0
 
 
-@lru_cache(maxsize=_OPEN_FILES)
-def _open_in_thread(path: str, columns: tuple[str, ...] | None, thread: int) -> LanceFileReader:
-    return LanceFileReader(path, columns=list(columns) if columns is not None else None)
+_POOL = _ReaderPool(_OPEN_FILES)
 
 
-@lru_cache(maxsize=_OPEN_FILES)
+@lru_cache(maxsize=_KNOWN_FILES)
 def _metadata(path: str) -> tuple[pa.Schema, int]:
-    meta = _open(path, None).metadata()
+    with _POOL.borrow(path, None) as reader:
+        meta = reader.metadata()
     return meta.schema, int(meta.num_rows)
 
 
@@ -165,10 +206,10 @@ class DataFileReader:
     def path(self) -> str:
         return self._path
 
-    def _reader(self, columns: Sequence[str] | None) -> LanceFileReader:
+    def _columns(self, columns: Sequence[str] | None) -> tuple[str, ...] | None:
         if columns is None or list(columns) == self.schema.names:
-            return _open(self._path, None)
-        return _open(self._path, tuple(columns))
+            return None
+        return tuple(columns)
 
     def read(
         self, columns: Sequence[str] | None, start: int, num_rows: int, batch_size: int
@@ -181,17 +222,29 @@ class DataFileReader:
         self, columns: Sequence[str] | None, start: int, num_rows: int, batch_size: int
     ) -> Iterator[pa.RecordBatch]:
         try:
-            reader = self._reader(columns)
-            yield from reader.read_range(start, num_rows, batch_size=batch_size).to_batches()
+            with _POOL.borrow(self._path, self._columns(columns)) as reader:
+                yield from reader.read_range(start, num_rows, batch_size=batch_size).to_batches()
         except BaseException as e:
             if not _is_read_error(e):
                 raise
             raise _damaged(self._path, e) from e
 
+    def read_all(self, columns: Sequence[str] | None, start: int, num_rows: int) -> pa.RecordBatch:
+        """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once)."""
+        try:
+            with _POOL.borrow(self._path, self._columns(columns)) as reader:
+                got = reader.read_range(start, num_rows, batch_size=max(num_rows, 1)).to_table()
+        except BaseException as e:
+            if not _is_read_error(e):
+                raise
+            raise _damaged(self._path, e) from e
+        batches = got.combine_chunks().to_batches() if got.num_rows else []
+        return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=got.schema)
+
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
         try:
-            reader = self._reader(columns)
-            return reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
+            with _POOL.borrow(self._path, self._columns(columns)) as reader:
+                return reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
         except BaseException as e:
             if not _is_read_error(e):
                 raise
