@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..manifest.model import Fragment
+from ..read import convert
 from ..read.prefetch import ordered
 from ..read.scan import ROW_OFFSET, FragmentReader, empty_rows
 from ..schema.field import Field
@@ -38,6 +39,8 @@ __all__ = ["EVAL_ROWS", "WINDOW_ROWS", "drop_rows", "filtered_batches", "unfilte
 EVAL_ROWS = 1 << 17
 #: a large fragment's filter columns are read in windows of at most this many rows
 WINDOW_ROWS = 1 << 17
+#: at most this many small fragments are read into one batch
+GROUP_FRAGMENTS = 64
 #: above this share of matching rows the other columns are read as a range, not taken
 DENSE = 0.25
 
@@ -62,6 +65,8 @@ def unfiltered_batches(
 
     def tasks() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
         skipping = skip > 0
+        group: list[FragmentReader] = []  # consecutive small fragments, read as one batch
+        rows = 0
         for r in readers:
             if skipping:
                 live = r.live_rows()
@@ -69,10 +74,17 @@ def unfiltered_batches(
                     left[0] -= live
                     continue
                 skipping = False
-            if r.physical_rows <= batch_size:  # read whole, on the pool
-                yield lambda r=r: list(r.batches(batch_size))  # type: ignore[misc]
+            n = r.physical_rows
+            if group and (rows + n > batch_size or len(group) == GROUP_FRAGMENTS):
+                yield lambda g=group: _read_group(g, batch_size)  # type: ignore[misc]
+                group, rows = [], 0
+            if n <= batch_size:  # read whole, on the pool
+                group.append(r)
+                rows += n
             else:  # streamed by the consumer
                 yield lambda r=r: r.batches(batch_size)  # type: ignore[misc]
+        if group:
+            yield lambda g=group: _read_group(g, batch_size)  # type: ignore[misc]
 
     got = ordered(tasks())
     first = next(got, None)  # the tasks up to the first fragment read are known now
@@ -83,10 +95,40 @@ def unfiltered_batches(
         yield from batches
 
 
-class _Window:
-    """Physical rows ``[start, stop)`` of one fragment and, once read, its filter columns."""
+def _read_group(readers: list[FragmentReader], batch_size: int) -> list[pa.RecordBatch]:
+    """The live rows of small fragments (together at most ``batch_size``) as one batch
+    (several when their dictionaries do not fit one index type)."""
+    return _joined([b for r in readers for b in r.batches(batch_size)])
 
-    __slots__ = ("keys", "others", "start", "stop", "read")
+
+def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """``batches`` as one batch where that cannot overflow a 32-bit offset layout (the
+    reads split batches that would, see ``read.convert``) and their dictionaries can be
+    unified, else as given. Batches with dictionaries stay apart: joining them would
+    unify their dictionaries, and reads return each fragment's dictionaries as stored."""
+    if len(batches) < 2 or sum(b.nbytes for b in batches) > convert.OFFSET_LIMIT:
+        return batches
+    if any(_has_dictionary(t) for t in batches[0].schema.types):
+        return batches
+    try:
+        return [pa.concat_batches(batches)]
+    except pa.ArrowInvalid:  # a narrow dictionary index cannot hold the unified values
+        return batches
+
+
+def _has_dictionary(t: pa.DataType) -> bool:
+    if isinstance(t, pa.BaseExtensionType):
+        t = t.storage_type
+    if pa.types.is_dictionary(t):
+        return True
+    return any(_has_dictionary(t.field(i).type) for i in range(t.num_fields))
+
+
+class _Window:
+    """Physical rows ``[start, stop)`` of one fragment and, once read, its filter columns
+    (with each row's physical offset)."""
+
+    __slots__ = ("keys", "others", "start", "stop", "read", "rows")
 
     def __init__(
         self, keys: FragmentReader, others: FragmentReader | None, start: int, stop: int
@@ -94,17 +136,17 @@ class _Window:
         self.keys = keys
         self.others = others
         self.start, self.stop = start, stop
-        self.read: pa.RecordBatch | None = None
+        self.read: list[pa.RecordBatch] = []
+        self.rows = 0
 
     def read_keys(self) -> _Window:
-        """Reads the filter's columns of the window's live rows (with their offsets)."""
-        got = list(
-            self.keys.batches(WINDOW_ROWS, with_offsets=True, start=self.start, stop=self.stop)
+        """Reads the filter's columns of the window's live rows."""
+        self.read = _joined(
+            list(
+                self.keys.batches(WINDOW_ROWS, with_offsets=True, start=self.start, stop=self.stop)
+            )
         )
-        if len(got) == 1:
-            self.read = got[0]
-        elif got:
-            self.read = pa.concat_batches(got)
+        self.rows = sum(b.num_rows for b in self.read)
         return self
 
 
@@ -140,10 +182,10 @@ def filtered_batches(
     gathered: list[_Window] = []
     rows = 0
     for w in ordered(windows()):
-        if w.read is None:
+        if not w.rows:
             continue
         gathered.append(w)
-        rows += w.read.num_rows
+        rows += w.rows
         if rows >= EVAL_ROWS:
             yield from _evaluate(gathered, predicate, schema, batch_size)
             gathered, rows = [], 0
@@ -151,46 +193,47 @@ def filtered_batches(
         yield from _evaluate(gathered, predicate, schema, batch_size)
 
 
+def _mask(predicate: Predicate, batches: list[pa.RecordBatch]) -> pa.Array:
+    """The filter over ``batches`` laid end to end (nulls false), evaluated at once."""
+    parts = [b.drop_columns([ROW_OFFSET]) for b in batches]
+    joined = _joined(parts)
+    masks = [pc.fill_null(predicate.mask(b), False) for b in joined]
+    return masks[0] if len(masks) == 1 else pa.concat_arrays(masks)
+
+
 def _evaluate(
     windows: list[_Window], predicate: Predicate, schema: pa.Schema, batch_size: int
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of ``windows`` (filter evaluated once over all of them)."""
-    parts = [w.read for w in windows if w.read is not None]
-    keys = parts[0] if len(parts) == 1 else pa.concat_batches(parts)
-    mask = pc.fill_null(predicate.mask(keys.drop_columns([ROW_OFFSET])), False)
+    mask = _mask(predicate, [b for w in windows for b in w.read])
     if not pc.any(mask).as_py():
         return
     jobs = []
     at = 0
     for w in windows:
-        assert w.read is not None
-        m = mask.slice(at, w.read.num_rows)
-        at += w.read.num_rows
+        m = mask.slice(at, w.rows)
+        at += w.rows
         hits = int(pc.sum(m).as_py() or 0)
         if hits:
             jobs.append(lambda w=w, m=m, hits=hits: _materialise(w, m, hits, schema))
-    for batch in ordered(jobs):
-        for start in range(0, batch.num_rows, batch_size):
-            yield batch.slice(start, batch_size)
+    for table in ordered(jobs):
+        yield from table.to_batches(max_chunksize=batch_size)
 
 
-def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa.RecordBatch:
+def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa.Table:
     """The matching rows of window ``w`` with every field of ``schema``."""
-    assert w.read is not None
-    keys = w.read.filter(mask)
+    keys = pa.Table.from_batches(w.read).filter(mask)
     if w.others is None:  # the filter's columns are all the scan reads
         if not schema:
-            return empty_rows(keys.num_rows)
+            return pa.Table.from_batches([empty_rows(keys.num_rows)])
         return keys.drop_columns([ROW_OFFSET])
-    if hits > DENSE * w.read.num_rows:  # many: read the window's range, filter it alike
+    if hits > DENSE * w.rows:  # many: read the window's range, filter it alike
         got = list(w.others.batches(WINDOW_ROWS, start=w.start, stop=w.stop))
-        rest = got[0] if len(got) == 1 else pa.concat_batches(got)
-        rest = rest.filter(mask)
+        rest = pa.Table.from_batches(got, schema=w.others.out_schema).filter(mask)
     else:  # few: take just those rows
         offsets = keys.column(ROW_OFFSET).to_numpy().astype(np.int64)
-        got = w.others.take(offsets)
-        rest = got[0] if len(got) == 1 else pa.concat_batches(got)
-    arrays = [
-        keys.column(f.name) if f.name in keys.schema.names else rest.column(f.name) for f in schema
+        rest = pa.Table.from_batches(w.others.take(offsets), schema=w.others.out_schema)
+    columns = [
+        keys.column(f.name) if f.name in keys.column_names else rest.column(f.name) for f in schema
     ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    return pa.Table.from_arrays(columns, schema=schema)

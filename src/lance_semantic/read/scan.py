@@ -81,8 +81,8 @@ class FragmentReader:
     @property
     def _plans(self) -> list[tuple[_Reader, FilePlan, list[str]]]:
         """Open (once) the data files holding the selected fields and plan their columns."""
-        if self._opened is None:
-            self._opened = []
+        if self._opened is None:  # built aside, then published: windows of one fragment
+            opened = []  # may be read by several threads at once
             wanted = {f.id for f in self.fields}
             for df in self.fragment.files:
                 if df.file_major_version < 2:
@@ -111,7 +111,8 @@ class FragmentReader:
                 if planned.blob:  # descriptors, read through pylance's table reader
                     reader = BlobAwareReader(self.store, file, df, planned.blob, planned.values)
                 if planned.cols:
-                    self._opened.append((reader, planned.plan, planned.cols))
+                    opened.append((reader, planned.plan, planned.cols))
+            self._opened = opened
         return self._opened
 
     def _blob_columns(self, plan: FilePlan) -> tuple[dict[str, Field], frozenset[str]]:
@@ -145,7 +146,7 @@ class FragmentReader:
 
     def deleted(self) -> np.ndarray | None:
         d = self._deletions
-        if not d.loaded:
+        if not d.loaded:  # (two threads may both read it; the second write is the same)
             d.rows = deleted_rows(self.store, self.fragment)
             d.loaded = True
         return d.rows
