@@ -238,6 +238,9 @@ class DataFileReader:
             if not _is_read_error(e):
                 raise
             raise _damaged(self._path, e) from e
+        batches = got.to_batches()
+        if len(batches) == 1:
+            return batches[0]
         batches = got.combine_chunks().to_batches() if got.num_rows else []
         return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=got.schema)
 
