@@ -11,7 +11,10 @@ first (with each row's physical offset); consecutive windows are gathered until 
 :data:`EVAL_ROWS` rows and the filter is evaluated once over all of them (one DataFusion plan
 per gathering, not one per batch or fragment). The other columns are then read only for the
 matching rows: a take of those rows when they are few, a range read of the window filtered
-by the same mask when they are many. ``count_rows(filter)`` reads the filter's columns only.
+by the same mask when they are many. Once most of the rows evaluated (at least
+:data:`EVAL_ROWS`) have matched, later fragments are read in one pass with every column, as
+a scan without late materialisation would. ``count_rows(filter)`` reads the filter's columns
+only.
 Memory stays bounded by a few windows of the filter's columns plus one window of output.
 """
 
@@ -36,9 +39,11 @@ if TYPE_CHECKING:
 __all__ = ["EVAL_ROWS", "WINDOW_ROWS", "drop_rows", "filtered_batches", "unfiltered_batches"]
 
 #: a filter is evaluated over at least this many rows at once (fewer at the end)
-EVAL_ROWS = 1 << 17
+EVAL_ROWS = 1 << 18
 #: a large fragment's filter columns are read in windows of at most this many rows
-WINDOW_ROWS = 1 << 17
+WINDOW_ROWS = 1 << 18
+#: a window is read in batches of this many rows (pylance decodes them in parallel)
+READ_BATCH = 1 << 16
 #: at most this many small fragments are read into one batch
 GROUP_FRAGMENTS = 64
 #: above this share of matching rows the other columns are read as a range, not taken
@@ -141,10 +146,8 @@ class _Window:
 
     def read_keys(self) -> _Window:
         """Reads the filter's columns of the window's live rows."""
-        self.read = _joined(
-            list(
-                self.keys.batches(WINDOW_ROWS, with_offsets=True, start=self.start, stop=self.stop)
-            )
+        self.read = list(
+            self.keys.batches(READ_BATCH, with_offsets=True, start=self.start, stop=self.stop)
         )
         self.rows = sum(b.num_rows for b in self.read)
         return self
@@ -170,14 +173,23 @@ def filtered_batches(
     rest_schema = pa.schema([schema.field(i) for i in rest_idx])
     key_plans: dict[Any, Any] = {}
     rest_plans: dict[Any, Any] = {}
+    all_plans: dict[Any, Any] = {}
+    seen = [0, 0]  # rows evaluated, rows matched
 
     def windows() -> Iterator[Callable[[], _Window]]:
         for frag in fragments:
             keys = make(frag, key_fields, key_schema, key_plans)
             others = keys.sharing(rest_fields, rest_schema, rest_plans) if rest_idx else None
+            every: FragmentReader | None = None
             n = frag.physical_rows
             for start in range(0, n, WINDOW_ROWS):
-                yield _Window(keys, others, start, min(n, start + WINDOW_ROWS)).read_keys
+                stop = min(n, start + WINDOW_ROWS)
+                if others is not None and seen[0] >= EVAL_ROWS and seen[1] > DENSE * seen[0]:
+                    # most rows match: reading the filter's columns first only adds a pass
+                    every = every or keys.sharing(fields, schema, all_plans)
+                    yield _Window(every, None, start, stop).read_keys
+                else:
+                    yield _Window(keys, others, start, stop).read_keys
 
     gathered: list[_Window] = []
     rows = 0
@@ -187,25 +199,33 @@ def filtered_batches(
         gathered.append(w)
         rows += w.rows
         if rows >= EVAL_ROWS:
-            yield from _evaluate(gathered, predicate, schema, batch_size)
+            yield from _evaluate(gathered, predicate, schema, batch_size, seen)
             gathered, rows = [], 0
     if gathered:
-        yield from _evaluate(gathered, predicate, schema, batch_size)
+        yield from _evaluate(gathered, predicate, schema, batch_size, seen)
 
 
 def _mask(predicate: Predicate, batches: list[pa.RecordBatch]) -> pa.Array:
     """The filter over ``batches`` laid end to end (nulls false), evaluated at once."""
-    parts = [b.drop_columns([ROW_OFFSET]) for b in batches]
+    names = [n for n in predicate.columns if n in batches[0].schema.names]
+    parts = [b.select(names) for b in batches]  # only what the filter reads is joined
     joined = _joined(parts)
     masks = [pc.fill_null(predicate.mask(b), False) for b in joined]
     return masks[0] if len(masks) == 1 else pa.concat_arrays(masks)
 
 
 def _evaluate(
-    windows: list[_Window], predicate: Predicate, schema: pa.Schema, batch_size: int
+    windows: list[_Window],
+    predicate: Predicate,
+    schema: pa.Schema,
+    batch_size: int,
+    seen: list[int],
 ) -> Iterator[pa.RecordBatch]:
-    """The matching rows of ``windows`` (filter evaluated once over all of them)."""
+    """The matching rows of ``windows`` (filter evaluated once over all of them); adds the
+    rows evaluated and matched to ``seen``."""
     mask = _mask(predicate, [b for w in windows for b in w.read])
+    seen[0] += len(mask)
+    seen[1] += int(pc.sum(mask).as_py() or 0)
     if not pc.any(mask).as_py():
         return
     jobs = []
@@ -223,12 +243,12 @@ def _evaluate(
 def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa.Table:
     """The matching rows of window ``w`` with every field of ``schema``."""
     keys = pa.Table.from_batches(w.read).filter(mask)
-    if w.others is None:  # the filter's columns are all the scan reads
+    if w.others is None:  # the window's reads hold every field of the scan
         if not schema:
             return pa.Table.from_batches([empty_rows(keys.num_rows)])
         return keys.drop_columns([ROW_OFFSET])
     if hits > DENSE * w.rows:  # many: read the window's range, filter it alike
-        got = list(w.others.batches(WINDOW_ROWS, start=w.start, stop=w.stop))
+        got = list(w.others.batches(READ_BATCH, start=w.start, stop=w.stop))
         rest = pa.Table.from_batches(got, schema=w.others.out_schema).filter(mask)
     else:  # few: take just those rows
         offsets = keys.column(ROW_OFFSET).to_numpy().astype(np.int64)
