@@ -279,3 +279,16 @@ def test_blob_columns_through_late_materialisation(tmp_path: Path) -> None:
             .column("clip")
             .equals(every.filter(pa.array(keep)).column("clip"))
         )
+
+
+@pytest.mark.parametrize("name", ["naïve", "größe", "two words"])
+def test_a_filter_on_a_column_with_an_unusual_name_reads_it(tmp_path: Path, name: str) -> None:
+    uri = str(tmp_path / "t")
+    table = pa.table({"id": pa.array(range(40)), name: pa.array(range(40, 80))})
+    lance.write_dataset(table, uri, max_rows_per_file=9)
+    quoted = f"`{name}`" if " " in name else name
+    flt = f"{quoted} % 3 = 1"
+    for columns in (None, ["id"]):
+        got = ls.dataset(uri).to_table(columns=columns, filter=flt)
+        _same(got, lance.dataset(uri).to_table(columns=columns, filter=flt))
+    assert ls.dataset(uri).count_rows(flt) == lance.dataset(uri).count_rows(flt)
