@@ -207,8 +207,8 @@ def filtered_batches(
 
 def _mask(predicate: Predicate, batches: list[pa.RecordBatch]) -> pa.Array:
     """The filter over ``batches`` laid end to end (nulls false), evaluated at once."""
-    names = [n for n in predicate.columns if n in batches[0].schema.names]
-    parts = [b.select(names) for b in batches]  # only what the filter reads is joined
+    names = set(batches[0].schema.names)
+    parts = [b.select([n for n in predicate.columns if n in names]) for b in batches]
     joined = _joined(parts)
     masks = [pc.fill_null(predicate.mask(b), False) for b in joined]
     return masks[0] if len(masks) == 1 else pa.concat_arrays(masks)

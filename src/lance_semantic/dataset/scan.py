@@ -65,7 +65,10 @@ class Predicate:
 
     def mask(self, batch: pa.RecordBatch) -> pa.Array:
         if self._sql is not None:
-            return self._sql.evaluate(batch)
+            # only the columns the filter names: every batch of a scan (and the up-front
+            # check) then has one schema, and the SQL is parsed once
+            names = set(batch.schema.names)
+            return self._sql.evaluate(batch.select([c for c in self.columns if c in names]))
         assert isinstance(self.expr, pc.Expression)
         return _eval(pa.Table.from_batches([batch]), self.expr).combine_chunks()
 
