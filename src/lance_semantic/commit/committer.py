@@ -130,7 +130,7 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
             raise DatasetNotFoundError(store.root, f"version {version} does not exist")
         file_name = versions[version]
     name = f"{paths.VERSIONS_DIR}/{file_name}"
-    where = store.local_path(name)
+    where = store.uri(name)
     # a manifest is immutable once published; with it and the directories its files live
     # in unchanged (no file added, replaced or linked), the checks of the last open hold
     state = store.state((name, "", paths.DATA_DIR, paths.DELETIONS_DIR, paths.TRANSACTIONS_DIR))
@@ -154,9 +154,10 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
         if all(map(operator.is_, manifest.fragments, last[0])):
             checked = len(last[0])
     validate_manifest(manifest, where, checked=checked)
-    paths.check_inside(store.root, named_paths(manifest, checked=checked), manifest=where)
-    paths.check_directories(store.root, _TABLE_DIRS, manifest=where)  # when no file named
-    # in the new fragments lives there
+    named = named_paths(manifest, checked=checked)
+    paths.check_inside(store.root, named, manifest=where, links=store.is_local)
+    if store.is_local:  # when no file named in the new fragments lives there
+        paths.check_directories(store.root, _TABLE_DIRS, manifest=where)
     if len(_VALIDATED) >= 256:
         _VALIDATED.clear()
     _VALIDATED[store.root] = (manifest.fragments, context)

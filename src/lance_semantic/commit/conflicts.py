@@ -99,13 +99,13 @@ def _transaction_of(store: ObjectStore, manifest: Manifest) -> Transaction | Non
         data = store.get(name)
     except FileNotFoundError as e:
         raise CorruptTableError(
-            store.local_path(name), f"the transaction file of version {manifest.version} is missing"
+            store.uri(name), f"the transaction file of version {manifest.version} is missing"
         ) from e
     except OSError as e:
-        raise CorruptTableError(store.local_path(name), f"cannot read: {e}") from e
-    txn = decode_transaction(data, store.local_path(name))
+        raise CorruptTableError(store.uri(name), f"cannot read: {e}") from e
+    txn = decode_transaction(data, store.uri(name))
     if not txn.uuid:  # every writer sets it; an empty or cut file decodes as "no fields"
-        raise CorruptTableError(store.local_path(name), "the transaction has no uuid")
+        raise CorruptTableError(store.uri(name), "the transaction has no uuid")
     return txn
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..commit.committer import list_versions
-from ..errors import InvalidOutputEncodingError, LanceSemanticError
+from ..errors import InvalidOutputEncodingError, LanceSemanticError, NotSupportedYetError
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, read_inline_transaction
 from ..manifest.indices import index_field_ids
@@ -128,7 +128,7 @@ def check(
         )
         return CheckReport(store.root, chosen, (problem,))
     name = f"{paths.VERSIONS_DIR}/{versions[chosen]}"
-    where = store.local_path(name)
+    where = store.uri(name)
     try:
         data = store.get(name)
         manifest = decode_manifest_file(data, where)
@@ -156,7 +156,7 @@ def _manifest_problems(
     for code, message in manifest_problems(m):
         yield Problem(code, where, message)
     escaping: set[str] = set()
-    for rel, why in paths.escapes(store.root, named_paths(m)):
+    for rel, why in paths.escapes(store.root, named_paths(m), links=store.is_local):
         escaping.add(rel)
         yield Problem("path-escape", where, f"path {rel!r} would leave the table: it has {why}")
     for frag in m.fragments:
@@ -186,7 +186,7 @@ def _index_problems(m: Manifest, where: str) -> Iterator[Problem]:
 
 def _missing(store: ObjectStore, rel: str) -> Iterator[Problem]:
     if not store.exists(rel):
-        yield Problem("missing-file", store.local_path(rel), "referenced by the manifest, absent")
+        yield Problem("missing-file", store.uri(rel), "referenced by the manifest, absent")
 
 
 def _fragment_problems(
@@ -203,7 +203,7 @@ def _fragment_problems(
     rel = deletion.path(frag.id)
     if rel.partition("/")[2] in escaping:
         return
-    path = store.local_path(rel)
+    path = store.uri(rel)
     if not store.exists(rel):
         yield from _missing(store, rel)
         return
@@ -234,12 +234,12 @@ def _data_file_problems(
     store: ObjectStore, m: Manifest, frag: Fragment, df: DataFile, flagged: bool
 ) -> Iterator[Problem]:
     rel = f"{paths.DATA_DIR}/{df.path}"
-    path = store.local_path(rel)
+    path = store.uri(rel)
     if not store.exists(rel):
         yield from _missing(store, rel)
         return
     try:
-        schema, num_rows = file_metadata(path)
+        schema, num_rows = file_metadata(path, store)
     except Exception as e:  # a damaged file is a finding here, never a crash
         yield Problem("unreadable-file", path, f"{type(e).__name__}: {e}")
         return
@@ -304,10 +304,12 @@ def _blob_problems(
 ) -> Iterator[Problem]:
     """Every descriptor points at bytes that exist: inside the data file (v1, v2 inline) or
     inside its sidecar (v2 packed / dedicated). External URIs are not the table's files."""
-    data_path = store.local_path(f"{paths.DATA_DIR}/{df.path}")
+    data_path = store.uri(f"{paths.DATA_DIR}/{df.path}")
     try:
         shadow = blob_descriptors(store, df, field, frag.physical_rows)
         rows = shadow.to_table(columns=["blob"]).column("blob").to_pylist()
+    except NotSupportedYetError:
+        raise  # blob columns on an object store: no finding about the table
     except Exception as e:  # a damaged file is a finding here, never a crash
         yield Problem("unreadable-file", data_path, f"blob column '{field.path}': {e}")
         return
@@ -325,7 +327,7 @@ def _blob_problems(
         if rel not in sizes:
             sizes[rel] = store.size(rel) if store.exists(rel) else None
         size = sizes[rel]
-        path = store.local_path(rel)
+        path = store.uri(rel)
         if size is None:
             yield Problem(
                 "missing-file", path, f"blob column '{field.path}', row {row}: sidecar absent"

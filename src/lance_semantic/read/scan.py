@@ -51,7 +51,7 @@ def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
             f"(fragment {fragment.id})"
         )
     if problem is not None:
-        raise CorruptTableError(store.local_path(d.path(fragment.id)), problem)
+        raise CorruptTableError(store.uri(d.path(fragment.id)), problem)
     return rows
 
 

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow.fs as pafs
 from lance.file import LanceFileSession
 
-from ..errors import CorruptTableError
+from ..errors import CorruptTableError, NotSupportedYetError
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
@@ -47,6 +47,11 @@ class BlobSidecarWriter:
         data_file: str,
         on_file: Callable[[str], None] | None = None,
     ) -> None:
+        if not store.is_local:
+            raise NotSupportedYetError(
+                f"blob columns on object stores ({store.root}): their sidecar files and "
+                "descriptors are written and read through local files so far"
+            )
         self._session = LanceFileSession(store.local_path(""))
         self._target = f"{DATA_DIR}/{data_file}"
         self._next_id = 1

@@ -49,9 +49,13 @@ class DataFileWriter:
         self.schema = schema
         self.num_rows = 0
         self._store = store
-        path = store.local_path(f"{DATA_DIR}/{name}")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        self._writer = LanceFileWriter(path, schema, version=version)
+        path = store.uri(f"{DATA_DIR}/{name}")
+        if store.is_local:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self._writer = LanceFileWriter(path, schema, version=version)
+        else:
+            options = store.storage_options
+            self._writer = LanceFileWriter(path, schema, version=version, storage_options=options)
 
     def write(self, batch: pa.RecordBatch) -> None:
         self._writer.write_batch(_without_sliced_nested_structs(batch))
@@ -105,6 +109,21 @@ def _without_sliced_nested_structs(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(fixed, schema=batch.schema)
 
 
+#: storage options as a hashable key of the reader caches (None for local files)
+_Options = tuple[tuple[str, str], ...] | None
+
+
+def _options_key(store: ObjectStore) -> _Options:
+    options = store.storage_options
+    return None if options is None else tuple(sorted(options.items()))
+
+
+def _reader_for(path: str, columns: list[str] | None, options: _Options) -> LanceFileReader:
+    if options is None:
+        return LanceFileReader(path, columns=columns)
+    return LanceFileReader(path, storage_options=dict(options), columns=columns)
+
+
 class _ReaderPool:
     """Open readers shared across scans, takes and dataset handles (data files are immutable
     and uniquely named). A pylance reader must not be used by two threads at once ("Already
@@ -113,15 +132,17 @@ class _ReaderPool:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._idle: OrderedDict[tuple[str, tuple[str, ...] | None], list[LanceFileReader]] = (
-            OrderedDict()
-        )
+        self._idle: OrderedDict[
+            tuple[str, tuple[str, ...] | None, _Options], list[LanceFileReader]
+        ] = OrderedDict()
         self._count = 0
         self._lock = threading.Lock()
 
     @contextmanager
-    def borrow(self, path: str, columns: tuple[str, ...] | None) -> Iterator[LanceFileReader]:
-        key = (path, columns)
+    def borrow(
+        self, path: str, columns: tuple[str, ...] | None, options: _Options = None
+    ) -> Iterator[LanceFileReader]:
+        key = (path, columns, options)
         reader = None
         with self._lock:
             idle = self._idle.get(key)
@@ -129,7 +150,7 @@ class _ReaderPool:
                 reader = idle.pop()
                 self._count -= 1
         if reader is None:
-            reader = LanceFileReader(path, columns=list(columns) if columns is not None else None)
+            reader = _reader_for(path, list(columns) if columns is not None else None, options)
         try:
             yield reader
         finally:
@@ -154,15 +175,17 @@ _POOL = _ReaderPool(_OPEN_FILES)
 
 
 @lru_cache(maxsize=_KNOWN_FILES)
-def _metadata(path: str) -> tuple[pa.Schema, int]:
-    with _POOL.borrow(path, None) as reader:
+def _metadata(path: str, options: _Options) -> tuple[pa.Schema, int]:
+    with _POOL.borrow(path, None, options) as reader:
         meta = reader.metadata()
     return meta.schema, int(meta.num_rows)
 
 
-def file_metadata(path: str) -> tuple[pa.Schema, int]:
-    """A data file's own schema and row count, read afresh (no reader cache)."""
-    meta = LanceFileReader(path).metadata()
+def file_metadata(path: str, store: ObjectStore | None = None) -> tuple[pa.Schema, int]:
+    """A data file's own schema and row count, read afresh (no reader cache); ``path`` is
+    ``store.uri(...)`` of the file (a local path when ``store`` is None)."""
+    options = _options_key(store) if store is not None else None
+    meta = _reader_for(path, None, options).metadata()
     return meta.schema, int(meta.num_rows)
 
 
@@ -194,9 +217,10 @@ class DataFileReader:
 
     def __init__(self, store: ObjectStore, name: str) -> None:
         self.name = name
-        self._path = store.local_path(f"{DATA_DIR}/{name}")
+        self._path = store.uri(f"{DATA_DIR}/{name}")
+        self._options = _options_key(store)
         try:
-            self.schema, self.num_rows = _metadata(self._path)
+            self.schema, self.num_rows = _metadata(self._path, self._options)
         except BaseException as e:
             if not _is_read_error(e):
                 raise
@@ -222,7 +246,7 @@ class DataFileReader:
         self, columns: Sequence[str] | None, start: int, num_rows: int, batch_size: int
     ) -> Iterator[pa.RecordBatch]:
         try:
-            with _POOL.borrow(self._path, self._columns(columns)) as reader:
+            with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
                 yield from reader.read_range(start, num_rows, batch_size=batch_size).to_batches()
         except BaseException as e:
             if not _is_read_error(e):
@@ -232,7 +256,7 @@ class DataFileReader:
     def read_all(self, columns: Sequence[str] | None, start: int, num_rows: int) -> pa.RecordBatch:
         """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once)."""
         try:
-            with _POOL.borrow(self._path, self._columns(columns)) as reader:
+            with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
                 got = reader.read_range(start, num_rows, batch_size=max(num_rows, 1)).to_table()
         except BaseException as e:
             if not _is_read_error(e):
@@ -246,7 +270,7 @@ class DataFileReader:
 
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
         try:
-            with _POOL.borrow(self._path, self._columns(columns)) as reader:
+            with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
                 return reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
         except BaseException as e:
             if not _is_read_error(e):

@@ -33,7 +33,7 @@ def read_deleted_rows(
         Naming the file, when it is missing, truncated, or not a deletion file.
     """
     name = f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}"
-    path = store.local_path(name)
+    path = store.uri(name)
     try:
         data = store.get(name)
     except FileNotFoundError as e:

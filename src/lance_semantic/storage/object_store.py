@@ -3,6 +3,11 @@
 All paths are relative to the table root and use ``/``. The only primitive with
 concurrency semantics is :meth:`ObjectStore.put_if_absent`, which publishes a manifest
 so that two writers can never both publish the same version (DESIGN §2.7).
+
+Two backends: :class:`LocalObjectStore` (a directory) and
+:class:`~lance_semantic.storage.remote_store.RemoteObjectStore` (``s3://`` and other object
+stores). Data files go through pylance's file codec, which takes :meth:`ObjectStore.uri`
+and :attr:`ObjectStore.storage_options`; only the local backend has a ``local_path``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ..errors import NotSupportedYetError
+from .remote_store import REMOTE_SCHEMES, RemoteObjectStore
 
 __all__ = ["ObjectStore", "LocalObjectStore", "open_store"]
 
@@ -21,7 +27,12 @@ class ObjectStore(Protocol):
     """What the table layer needs from storage."""
 
     root: str
+    #: whether paths are files of the local file system (links, ``local_path``)
+    is_local: bool
+    #: what pylance's file codec takes beside :meth:`uri` (None for local tables)
+    storage_options: dict[str, str] | None
 
+    def uri(self, path: str) -> str: ...
     def get(self, path: str) -> bytes: ...
     def put(self, path: str, data: bytes) -> None: ...
     def put_if_absent(self, path: str, data: bytes) -> bool: ...
@@ -36,8 +47,15 @@ class ObjectStore(Protocol):
 class LocalObjectStore:
     """A table directory on the local file system."""
 
+    is_local = True
+    storage_options: dict[str, str] | None = None
+
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
+
+    def uri(self, path: str) -> str:
+        """What pylance's file codec is given for ``path``: its local path."""
+        return self.local_path(path)
 
     def local_path(self, path: str) -> str:
         return os.path.join(self.root, path)
@@ -112,9 +130,14 @@ class LocalObjectStore:
 
 
 def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> ObjectStore:
-    """The store for ``uri``: local paths and ``file://`` URIs today."""
+    """The store for ``uri``: a local path or ``file://`` URI, or an object store URI
+    (``s3://bucket/prefix``; ``gs://`` and ``az://`` go through the same backend) opened
+    with pylance-style ``storage_options``."""
     if uri.startswith("file://"):
-        uri = uri[len("file://") :]
-    elif "://" in uri:
-        raise NotSupportedYetError(f"object store URI {uri.split('://')[0]}://")
+        return LocalObjectStore(uri[len("file://") :])
+    if "://" in uri:
+        scheme = uri.split("://", 1)[0].lower()
+        if scheme not in REMOTE_SCHEMES:
+            raise NotSupportedYetError(f"object store URI {scheme}://")
+        return RemoteObjectStore(uri, storage_options)
     return LocalObjectStore(uri)

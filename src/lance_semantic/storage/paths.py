@@ -124,18 +124,20 @@ def unsafe_reason(relative: str) -> str | None:
     return None
 
 
-def check_inside(root: str, named: Iterable[tuple[str, str]], *, manifest: str) -> None:
+def check_inside(
+    root: str, named: Iterable[tuple[str, str]], *, manifest: str, links: bool = True
+) -> None:
     """Check that every ``(directory, name)`` in ``named`` (``name`` as a manifest gives
     it, relative to ``directory`` of the table directory ``root``) is a file inside
-    ``root``: no absolute path, no ``..``, and no symbolic link, of the file or of a
-    directory on the way, that resolves outside ``root``.
+    ``root``: no absolute path, no ``..``, and (``links``: a local file system) no symbolic
+    link, of the file or of a directory on the way, that resolves outside ``root``.
 
     Raises
     ------
     CorruptManifestError
         Naming ``manifest`` and the first offending path.
     """
-    for rel, why in escapes(root, named):
+    for rel, why in escapes(root, named, links=links):
         raise CorruptManifestError(
             manifest,
             f"path {rel!r} would leave the table directory {root}: it has {why}",
@@ -227,13 +229,19 @@ def check_directories(root: str, directories: Iterable[str], *, manifest: str) -
                 )
 
 
-def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
-    """Each ``(name, why)`` of ``named`` that :func:`check_inside` refuses.
+def escapes(
+    root: str, named: Iterable[tuple[str, str]], *, links: bool = True
+) -> Iterator[tuple[str, str]]:
+    """Each ``(name, why)`` of ``named`` that :func:`check_inside` refuses; without
+    ``links`` (an object store: keys, no links) only the names themselves are checked.
 
     Cost per call: the names of one directory are checked by one regular expression over
     all of them; symbolic links are found with one ``lstat`` per file in a directory
     holding few of them, else with one listing of the directory when it changed since the
     last call, and compared by one set intersection."""
+    if not links:
+        yield from _unsafe_names(named)
+        return
     real_dirs: dict[str, str] = {}  # a table has few directories: resolve each once
 
     def real_dir(directory: str) -> str:
@@ -263,13 +271,27 @@ def escapes(root: str, named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, 
             by_folder.setdefault(folder, []).append((name, rel))
     for head, entries in by_folder.items():
         inside = _within(real_dir(head), real_root)
-        links = _links_among(head, [name for name, _ in entries]) if inside else frozenset()
+        linked = _links_among(head, [name for name, _ in entries]) if inside else frozenset()
         for name, rel in entries:
             target = real_dir(head)
-            if name in links:
+            if name in linked:
                 target = os.path.realpath(os.path.join(head, name))
-            if not inside or (name in links and not _within(target, real_root)):
+            if not inside or (name in linked and not _within(target, real_root)):
                 yield rel, f"a symbolic link that resolves outside the table ({target})"
+
+
+def _unsafe_names(named: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """Each ``(name, why)`` of ``named`` whose name could leave the table (strings only)."""
+    by_directory: dict[str, list[str]] = {}
+    for directory, rel in named:
+        by_directory.setdefault(directory, []).append(rel)
+    for rels in by_directory.values():
+        if _PLAIN_LINES.fullmatch("\n".join(rels) + "\n"):
+            continue
+        for rel in rels:
+            why = None if _PLAIN.fullmatch(rel) else unsafe_reason(rel)
+            if why is not None:
+                yield rel, why
 
 
 def _within(path: str, root: str) -> bool:
