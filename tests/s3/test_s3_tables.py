@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import lance_semantic as ls
+from lance_semantic.cli.main import main
 from lance_semantic.errors import NotSupportedYetError, SchemaMismatchError
 from lance_semantic.storage.object_store import open_store
 from lance_semantic.storage.paths import VERSIONS_DIR
@@ -172,3 +173,17 @@ def test_blob_columns_raise_not_supported_yet(s3_uri: str, s3_options: dict[str,
     with pytest.raises(NotSupportedYetError, match="blob columns on object stores"):
         ls.write_dataset(table, s3_uri, storage_options=s3_options)
     assert _manifests(s3_uri, s3_options) == []
+
+
+def test_the_cli_takes_storage_options(
+    s3_uri: str, s3_options: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ls.write_dataset(_table(0, 3), s3_uri, storage_options=s3_options)
+    flags = [f"--storage-option={k}={v}" for k, v in s3_options.items()]
+    assert main(["inspect", s3_uri, *flags]) == 0
+    assert "version" in capsys.readouterr().out
+    assert main(["upgrade", s3_uri, *flags]) == 0
+    assert main(["set-output-encoding", s3_uri, "name", "large_utf8", *flags]) == 0
+    assert main(["check", s3_uri, *flags]) == 0
+    ds = ls.dataset(s3_uri, storage_options=s3_options)
+    assert ds.semantic_types and ds.schema.field("name").type == pa.large_utf8()

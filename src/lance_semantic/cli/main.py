@@ -123,13 +123,15 @@ def _has_pandas() -> bool:
 
 
 def _check_dir(uri: str) -> None:
-    if not os.path.isdir(uri):
+    if "://" in uri and not uri.startswith("file://"):
+        return  # an object store: opening it says whether the table exists
+    if not os.path.isdir(uri.removeprefix("file://")):
         raise LanceSemanticError(f"no such directory: {uri}")
 
 
-def _open(uri: str) -> Dataset:
+def _open(uri: str, pairs: Sequence[str], version: int | None = None) -> Dataset:
     _check_dir(uri)
-    return dataset(uri)
+    return dataset(uri, version=version, storage_options=_storage_options(pairs) or None)
 
 
 def _storage_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -170,13 +172,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_check.add_argument("uri")
     p_check.add_argument("--version", type=int, default=None, help="default: the latest")
     p_check.add_argument("--json", action="store_true", help='print {"ok": ..., "problems": [...]}')
-    p_check.add_argument(
-        "--storage-option",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="a storage option (repeatable), as for lance_semantic.dataset",
-    )
     p_up = sub.add_parser(
         "upgrade", help="upgrade a legacy table to semantic types (one metadata-only commit)"
     )
@@ -189,18 +184,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_enc.add_argument(
         "encoding", help="e.g. large_utf8, utf8_view, dictionary:int16:utf8; 'none' clears"
     )
+    for p in (p_inspect, p_check, p_up, p_enc):
+        p.add_argument(
+            "--storage-option",
+            action="append",
+            default=[],
+            metavar="K=V",
+            help="a storage option (repeatable), as for lance_semantic.dataset, e.g. "
+            "aws_endpoint=http://host:port",
+        )
     p_demo = sub.add_parser("demo", help="build a small table and show it")
     p_demo.add_argument("dir", nargs="?", default=None)
     args = parser.parse_args(argv)
     try:
         if args.command == "inspect":
-            _check_dir(args.uri)
-            print(format_inspect(dataset(args.uri, version=args.version)))
+            print(format_inspect(_open(args.uri, args.storage_option, args.version)))
             return 0
         if args.command == "check":
             return _check(args.uri, args.version, args.json, args.storage_option)
         if args.command == "upgrade":
-            ds = _open(args.uri)
+            ds = _open(args.uri, args.storage_option)
             if ds.semantic_types:
                 print(
                     f"{args.uri} already uses semantic types (version {ds.version}); nothing to do"
@@ -211,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"upgraded {args.uri}: version {before} -> {ds.version}, no data file rewritten")
             return 0
         if args.command == "set-output-encoding":
-            ds = _open(args.uri)
+            ds = _open(args.uri, args.storage_option)
             encoding = None if args.encoding.lower() == "none" else args.encoding
             ds.set_output_encoding(args.path, encoding)
             print(
