@@ -81,8 +81,10 @@ def _from_hint(store: ObjectStore) -> tuple[int, str] | None:
 def _latest(store: ObjectStore) -> tuple[int, str] | None:
     """(version, manifest file name) of the newest version: from the hint file (two small
     reads) when it is usable, else from the listing, parsing as few names as it can (under
-    V2 naming the newest is the first name in sorted order)."""
-    hinted = _from_hint(store)
+    V2 naming the newest is the first name in sorted order). On an object store a listing
+    is one request, fewer than the hint and its checks, so the hint is neither read nor
+    written there (pylance does not use it either)."""
+    hinted = _from_hint(store) if store.is_local else None
     if hinted is not None:
         return hinted
     best: tuple[int, str] | None = None
@@ -238,7 +240,8 @@ def commit(
         if store.put_if_absent(
             f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data
         ):
-            _write_hint(store, version)
+            if store.is_local:
+                _write_hint(store, version)
             return manifest
         newest = load_manifest(store)
         flags.check_writable(newest, store.root)
