@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 from ._pb import lance_table_pb2 as tpb
+from ._wire import read_varint
 from .model import Fragment
 
 __all__ = ["fragments_of", "common_prefix"]
@@ -48,23 +49,12 @@ def common_prefix(a: bytes, b: bytes) -> int:
     return lo if a[lo] != b[lo] else hi
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
 def _first_fragment(raw: bytes) -> int | None:
     """Offset of the first fragment entry (after the schema's entries), or None when the
     message does not start with schema entries followed by fragment entries."""
     pos = 0
     while pos < len(raw) and raw[pos] == _FIELDS:
-        length, start = _varint(raw, pos + 1)
+        length, start = read_varint(raw, pos + 1)
         pos = start + length
     if pos < len(raw) and raw[pos] != _FRAGMENTS:
         return pos if pos == len(raw) else None
@@ -85,7 +75,10 @@ def fragments_of(
     """The fragments of the Manifest message ``raw`` (parsed as ``pb``): reused from the
     previous version of the same schema where the bytes are the same, ``decode`` for each
     other entry, ``fallback(pb.fragments)`` when the layout is not the expected one."""
-    first = _first_fragment(raw)
+    try:
+        first = _first_fragment(raw)
+    except ValueError:  # cannot happen for a message that parsed; the parser knows better
+        first = None
     if first is None:
         return fallback(pb.fragments)
     schema = raw[:first]
@@ -100,11 +93,11 @@ def fragments_of(
         pos = ends[-1] if ends else first
     try:
         while pos < len(raw) and raw[pos] == _FRAGMENTS:
-            length, start = _varint(raw, pos + 1)
+            length, start = read_varint(raw, pos + 1)
             pos = start + length
             kept.append(decode(raw[start:pos]))
             ends.append(pos)
-    except IndexError:  # a truncated entry: the parsed message knows better
+    except ValueError:  # a truncated entry: the parsed message knows better
         return fallback(pb.fragments)
     if len(kept) != len(pb.fragments):
         return fallback(pb.fragments)

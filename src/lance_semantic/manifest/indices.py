@@ -12,21 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ._pb import lance_table_pb2 as tpb
+from ._wire import read_varint
 
 __all__ = ["index_field_ids", "indices_on_fields", "without_indices_on_missing_fields"]
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("truncated varint in an index entry")
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
 
 
 def _fields(entry: bytes) -> list[int]:
@@ -34,19 +22,19 @@ def _fields(entry: bytes) -> list[int]:
     out: list[int] = []
     pos = 0
     while pos < len(entry):
-        tag, pos = _varint(entry, pos)
+        tag, pos = read_varint(entry, pos)
         number, wire = tag >> 3, tag & 7
         if wire == 0:
-            value, pos = _varint(entry, pos)
+            value, pos = read_varint(entry, pos)
             if number == 2:
                 out.append(value)
         elif wire == 2:
-            size, pos = _varint(entry, pos)
+            size, pos = read_varint(entry, pos)
             if number == 2:
                 packed = entry[pos : pos + size]
                 p = 0
                 while p < len(packed):
-                    value, p = _varint(packed, p)
+                    value, p = read_varint(packed, p)
                     out.append(value)
             pos += size
         elif wire == 1:
