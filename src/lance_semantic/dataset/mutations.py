@@ -10,9 +10,7 @@ in new fragments written through the same boundary as appends, and one transacti
 from __future__ import annotations
 
 import secrets
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +38,10 @@ from .arguments import (
     check_update_value,
 )
 from .expressions import MatchCondition, SqlExpression, referenced_columns
+from .mutation_scan import BATCH as _BATCH
+from .mutation_scan import rows_plan as _rows_plan
+from .mutation_scan import scan as _scan
 from .retry import retrying
-from .scan import ScanPlan, plan_scan
 from .source_rows import Origin, RowOrigins
 from .writing import write_rows
 
@@ -57,12 +57,8 @@ __all__ = [
     "update",
 ]
 
-_BATCH = 262_144
 #: rows per batch when only a few columns are read (keys, a predicate's columns)
 _NARROW_BATCH = 1 << 20
-#: fragments read ahead of the consumer by mutation scans
-_WINDOW = 2
-_POOL = ThreadPoolExecutor(max_workers=_WINDOW, thread_name_prefix="lance-semantic-scan")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,73 +81,10 @@ class MergeInsertResult:
 # ---- shared pieces ---------------------------------------------------------------------------
 
 
-def _scan(
-    ds: Dataset,
-    columns: Sequence[str] | None,
-    where: Filter | None,
-    batch_size: int = 0,
-    post: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
-) -> Iterator[tuple[Fragment, pa.RecordBatch]]:
-    """Live rows (with their ``_rowoffset``) of every fragment matching ``where``, in the
-    layout rows are written back in (:func:`_rows_plan`).
-
-    Fragments are read and filtered on a small thread pool (the decoding releases the GIL),
-    at most ``_WINDOW`` ahead of the consumer, in fragment order; ``post`` runs there too.
-    """
-    plan = _rows_plan(ds, columns, where)
-    schema = ds.semantic_schema
-
-    def one(frag: Fragment) -> list[pa.RecordBatch]:
-        reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
-        out = []
-        for batch in reader.batches(batch_size or _BATCH, with_offsets=True):
-            if plan.predicate is not None:
-                batch = plan.predicate.apply(batch)
-            if batch.num_rows:
-                out.append(batch if post is None else post(batch))
-        return out
-
-    for frag, batches in _ordered_window(one, ds.manifest.fragments):
-        for batch in batches:
-            yield frag, batch
-
-
-def _rows_plan(ds: Dataset, columns: Sequence[str] | None, where: Filter | None) -> ScanPlan:
-    """How mutations read rows: blob values, not descriptors, and in the kernel layout
-    (``read_schema``: no views -- Arrow has no filter, take or join kernel for them -- and on
-    flagged tables no dictionaries, which any layout may replace in a rewrite and whose key
-    could be too narrow for new values); that is also the layout rows are written back in."""
-    return plan_scan(
-        ds.semantic_schema,
-        columns,
-        where,
-        flagged=ds.semantic_types,
-        blob_values=True,
-        plain_dictionaries=ds.semantic_types,
-    )
-
-
 def _match_keys(arr: pa.Array | pa.ChunkedArray, name: str) -> pa.Array | pa.ChunkedArray:
     """A merge key column as its plain values: keys match by value, whatever dictionary
     (a legacy ``dict:`` column, a source's own one) encodes them."""
     return to_kernel_layout(arr, name, dictionaries=True)
-
-
-def _ordered_window(
-    fn: Callable[[Fragment], list[pa.RecordBatch]], fragments: Sequence[Fragment]
-) -> Iterator[tuple[Fragment, list[pa.RecordBatch]]]:
-    pending: deque[tuple[Fragment, Future[list[pa.RecordBatch]]]] = deque()
-    it = iter(fragments)
-    for frag in it:
-        pending.append((frag, _POOL.submit(fn, frag)))
-        if len(pending) >= _WINDOW:
-            break
-    while pending:
-        frag, fut = pending.popleft()
-        nxt = next(it, None)
-        if nxt is not None:
-            pending.append((nxt, _POOL.submit(fn, nxt)))
-        yield frag, fut.result()
 
 
 def _offsets(batch: pa.RecordBatch) -> np.ndarray:

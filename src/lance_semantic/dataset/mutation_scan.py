@@ -1,0 +1,163 @@
+"""How mutations read the rows they change (layer L5): live rows with their offsets, of
+the fragments a predicate matches, in the layout rows are written back in.
+
+Fragments are read on a small thread pool (the decoding releases the GIL), at most
+``_WINDOW`` ahead of the consumer, in fragment order. Small fragments are read in groups and
+their predicate evaluated once per group: a SQL predicate costs a DataFusion plan per call,
+which at a thousand 100-row fragments was most of a one-row delete.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..manifest.model import Fragment
+from ..read.scan import FragmentReader
+from .scan import ScanPlan, plan_scan
+
+if TYPE_CHECKING:
+    from .dataset import Dataset, Filter
+
+__all__ = ["BATCH", "scan", "rows_plan"]
+
+BATCH = 262_144
+#: fragments (or groups of small ones) read ahead of the consumer
+_WINDOW = 2
+
+K = TypeVar("K")
+R = TypeVar("R")
+_POOL = ThreadPoolExecutor(max_workers=_WINDOW, thread_name_prefix="lance-semantic-scan")
+
+
+def scan(
+    ds: Dataset,
+    columns: Sequence[str] | None,
+    where: Filter | None,
+    batch_size: int = 0,
+    post: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
+) -> Iterator[tuple[Fragment, pa.RecordBatch]]:
+    """Live rows (with their ``_rowoffset``) of every fragment matching ``where``, in the
+    layout rows are written back in (:func:`rows_plan`).
+
+    Fragments are read and filtered on a small thread pool (the decoding releases the GIL),
+    at most ``_WINDOW`` ahead of the consumer, in fragment order; ``post`` runs there too.
+    """
+    plan = rows_plan(ds, columns, where)
+    schema = ds.semantic_schema
+
+    def one(frag: Fragment) -> list[pa.RecordBatch]:
+        reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
+        out = []
+        for batch in reader.batches(batch_size or BATCH, with_offsets=True):
+            if plan.predicate is not None:
+                batch = plan.predicate.apply(batch)
+            if batch.num_rows:
+                out.append(batch if post is None else post(batch))
+        return out
+
+    if plan.predicate is None:
+        for frag, batches in _ordered_window(one, ds.manifest.fragments):
+            for batch in batches:
+                yield frag, batch
+        return
+
+    def group(frags: list[Fragment]) -> list[list[pa.RecordBatch]]:
+        """Small fragments read, then filtered at once: one predicate evaluation (a
+        DataFusion plan) per group rather than per fragment."""
+        read = []
+        for frag in frags:
+            reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
+            read.append(list(reader.batches(batch_size or BATCH, with_offsets=True)))
+        parts = [b for batches in read for b in batches if b.num_rows]
+        if not parts or any(not b.schema.equals(parts[0].schema) for b in parts):
+            return [[b for b in _filtered(batches)] for batches in read]
+        owner = np.repeat(
+            np.arange(len(frags), dtype=np.int32),
+            [sum(b.num_rows for b in batches) for batches in read],
+        )
+        whole = pa.Table.from_batches(parts).combine_chunks().to_batches()
+        whole_batch = whole[0] if len(whole) == 1 else pa.concat_batches(whole)
+        assert plan.predicate is not None
+        keep = pc.fill_null(plan.predicate.mask(whole_batch), False)
+        hits = whole_batch.filter(keep)
+        who = owner[np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)]
+        out: list[list[pa.RecordBatch]] = [[] for _ in frags]
+        if hits.num_rows:
+            bounds = np.searchsorted(who, np.arange(len(frags) + 1))
+            for i in range(len(frags)):
+                lo, hi = int(bounds[i]), int(bounds[i + 1])
+                if hi > lo:
+                    part = hits.slice(lo, hi - lo)
+                    out[i].append(part if post is None else post(part))
+        return out
+
+    def _filtered(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        assert plan.predicate is not None
+        for batch in batches:
+            batch = plan.predicate.apply(batch)
+            if batch.num_rows:
+                yield batch if post is None else post(batch)
+
+    for frags, results in _ordered_window(group, _small_groups(ds.manifest.fragments)):
+        for frag, batches in zip(frags, results, strict=True):
+            for batch in batches:
+                yield frag, batch
+
+
+#: fragments of at most this many rows are filtered together, up to this many rows a group
+_SMALL = 16_384
+
+
+def _small_groups(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
+    """Consecutive small fragments in groups of at most ``_SMALL`` rows; a larger fragment
+    is a group of its own."""
+    groups: list[list[Fragment]] = []
+    rows = 0
+    for frag in fragments:
+        small = frag.physical_rows <= _SMALL
+        if groups and small and rows + frag.physical_rows <= _SMALL and rows >= 0:
+            groups[-1].append(frag)
+            rows += frag.physical_rows
+        else:
+            groups.append([frag])
+            rows = frag.physical_rows if small else -1
+    return groups
+
+
+def rows_plan(ds: Dataset, columns: Sequence[str] | None, where: Filter | None) -> ScanPlan:
+    """How mutations read rows: blob values, not descriptors, and in the kernel layout
+    (``read_schema``: no views -- Arrow has no filter, take or join kernel for them -- and on
+    flagged tables no dictionaries, which any layout may replace in a rewrite and whose key
+    could be too narrow for new values); that is also the layout rows are written back in."""
+    return plan_scan(
+        ds.semantic_schema,
+        columns,
+        where,
+        flagged=ds.semantic_types,
+        blob_values=True,
+        plain_dictionaries=ds.semantic_types,
+    )
+
+
+def _ordered_window(fn: Callable[[K], R], items: Sequence[K]) -> Iterator[tuple[K, R]]:
+    """``(item, fn(item))`` in order, ``fn`` run on the pool at most ``_WINDOW`` ahead."""
+    fragments = items
+    pending: deque[tuple[K, Future[R]]] = deque()
+    it = iter(fragments)
+    for frag in it:
+        pending.append((frag, _POOL.submit(fn, frag)))
+        if len(pending) >= _WINDOW:
+            break
+    while pending:
+        frag, fut = pending.popleft()
+        nxt = next(it, None)
+        if nxt is not None:
+            pending.append((nxt, _POOL.submit(fn, nxt)))
+        yield frag, fut.result()
