@@ -86,15 +86,16 @@ def scan(
         whole_batch = whole[0] if len(whole) == 1 else pa.concat_batches(whole)
         assert plan.predicate is not None
         keep = pc.fill_null(plan.predicate.mask(whole_batch), False)
-        hits = whole_batch.filter(keep)
-        who = owner[np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)]
+        rows = np.flatnonzero(np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool))
         out: list[list[pa.RecordBatch]] = [[] for _ in frags]
-        if hits.num_rows:
-            bounds = np.searchsorted(who, np.arange(len(frags) + 1))
+        if len(rows):
+            # each fragment's rows taken afresh, never a slice: engines downstream (DataFusion
+            # for update expressions, pylance's encoder) panic on sliced nested structs
+            bounds = np.searchsorted(owner[rows], np.arange(len(frags) + 1))
             for i in range(len(frags)):
                 lo, hi = int(bounds[i]), int(bounds[i + 1])
                 if hi > lo:
-                    part = hits.slice(lo, hi - lo)
+                    part = whole_batch.take(pa.array(rows[lo:hi]))
                     out[i].append(part if post is None else post(part))
         return out
 
