@@ -10,7 +10,7 @@ which at a thousand 100-row fragments was most of a one-row delete.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
@@ -52,61 +52,50 @@ def scan(
     plan = rows_plan(ds, columns, where)
     schema = ds.semantic_schema
 
-    def one(frag: Fragment) -> list[pa.RecordBatch]:
+    def read(frag: Fragment) -> Iterator[pa.RecordBatch]:
         reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
+        return reader.batches(batch_size or BATCH, with_offsets=True)
+
+    def kept(batches: Iterable[pa.RecordBatch]) -> list[pa.RecordBatch]:
         out = []
-        for batch in reader.batches(batch_size or BATCH, with_offsets=True):
+        for batch in batches:
             if plan.predicate is not None:
                 batch = plan.predicate.apply(batch)
             if batch.num_rows:
                 out.append(batch if post is None else post(batch))
         return out
 
-    if plan.predicate is None:
-        for frag, batches in _ordered_window(one, ds.manifest.fragments):
-            for batch in batches:
-                yield frag, batch
-        return
-
     def group(frags: list[Fragment]) -> list[list[pa.RecordBatch]]:
-        """Small fragments read, then filtered at once: one predicate evaluation (a
-        DataFusion plan) per group rather than per fragment."""
-        read = []
-        for frag in frags:
-            reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
-            read.append(list(reader.batches(batch_size or BATCH, with_offsets=True)))
-        parts = [b for batches in read for b in batches if b.num_rows]
+        """The kept rows of each of ``frags``: one fragment streamed batch by batch, several
+        small ones read and then filtered at once (one predicate evaluation, a DataFusion
+        plan, per group rather than per fragment)."""
+        if len(frags) == 1 or plan.predicate is None:
+            return [kept(read(frag)) for frag in frags]
+        read_ = [list(read(frag)) for frag in frags]
+        parts = [b for batches in read_ for b in batches if b.num_rows]
         if not parts or any(not b.schema.equals(parts[0].schema) for b in parts):
-            return [[b for b in _filtered(batches)] for batches in read]
+            return [kept(batches) for batches in read_]
         owner = np.repeat(
             np.arange(len(frags), dtype=np.int32),
-            [sum(b.num_rows for b in batches) for batches in read],
+            [sum(b.num_rows for b in batches) for batches in read_],
         )
-        whole = pa.Table.from_batches(parts).combine_chunks().to_batches()
-        whole_batch = whole[0] if len(whole) == 1 else pa.concat_batches(whole)
-        assert plan.predicate is not None
-        keep = pc.fill_null(plan.predicate.mask(whole_batch), False)
+        whole = pa.concat_batches(parts)
+        keep = pc.fill_null(plan.predicate.mask(whole), False)
         rows = np.flatnonzero(np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool))
         out: list[list[pa.RecordBatch]] = [[] for _ in frags]
-        if len(rows):
-            # each fragment's rows taken afresh, never a slice: engines downstream (DataFusion
-            # for update expressions, pylance's encoder) panic on sliced nested structs
-            bounds = np.searchsorted(owner[rows], np.arange(len(frags) + 1))
-            for i in range(len(frags)):
-                lo, hi = int(bounds[i]), int(bounds[i + 1])
-                if hi > lo:
-                    part = whole_batch.take(pa.array(rows[lo:hi]))
-                    out[i].append(part if post is None else post(part))
+        # each fragment's rows taken afresh, never a slice: engines downstream (DataFusion for
+        # update expressions, pylance's encoder) panic on sliced nested structs
+        bounds = np.searchsorted(owner[rows], np.arange(len(frags) + 1))
+        for i in range(len(frags)):
+            lo, hi = int(bounds[i]), int(bounds[i + 1])
+            if hi > lo:
+                part = whole.take(pa.array(rows[lo:hi]))
+                out[i].append(part if post is None else post(part))
         return out
 
-    def _filtered(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        assert plan.predicate is not None
-        for batch in batches:
-            batch = plan.predicate.apply(batch)
-            if batch.num_rows:
-                yield batch if post is None else post(batch)
-
-    for frags, results in _ordered_window(group, _small_groups(ds.manifest.fragments)):
+    fragments = ds.manifest.fragments
+    groups = _small_groups(fragments) if plan.predicate is not None else [[f] for f in fragments]
+    for frags, results in _ordered_window(group, groups):
         for frag, batches in zip(frags, results, strict=True):
             for batch in batches:
                 yield frag, batch
@@ -118,17 +107,17 @@ _SMALL = 16_384
 
 def _small_groups(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
     """Consecutive small fragments in groups of at most ``_SMALL`` rows; a larger fragment
-    is a group of its own."""
+    is a group of its own (and streamed)."""
     groups: list[list[Fragment]] = []
-    rows = 0
+    rows = _SMALL  # rows of the last group: nothing joins a large fragment's group
     for frag in fragments:
-        small = frag.physical_rows <= _SMALL
-        if groups and small and rows + frag.physical_rows <= _SMALL and rows >= 0:
+        n = frag.physical_rows
+        if groups and n <= _SMALL and rows + n <= _SMALL:
             groups[-1].append(frag)
-            rows += frag.physical_rows
+            rows += n
         else:
             groups.append([frag])
-            rows = frag.physical_rows if small else -1
+            rows = n if n <= _SMALL else _SMALL
     return groups
 
 
@@ -149,16 +138,15 @@ def rows_plan(ds: Dataset, columns: Sequence[str] | None, where: Filter | None) 
 
 def _ordered_window(fn: Callable[[K], R], items: Sequence[K]) -> Iterator[tuple[K, R]]:
     """``(item, fn(item))`` in order, ``fn`` run on the pool at most ``_WINDOW`` ahead."""
-    fragments = items
     pending: deque[tuple[K, Future[R]]] = deque()
-    it = iter(fragments)
-    for frag in it:
-        pending.append((frag, _POOL.submit(fn, frag)))
+    it = iter(items)
+    for item in it:
+        pending.append((item, _POOL.submit(fn, item)))
         if len(pending) >= _WINDOW:
             break
     while pending:
-        frag, fut = pending.popleft()
+        item, fut = pending.popleft()
         nxt = next(it, None)
         if nxt is not None:
             pending.append((nxt, _POOL.submit(fn, nxt)))
-        yield frag, fut.result()
+        yield item, fut.result()
