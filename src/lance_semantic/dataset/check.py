@@ -20,18 +20,23 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 
 from ..commit.committer import list_versions
-from ..errors import InvalidOutputEncodingError, LanceSemanticError, NotSupportedYetError
+from ..errors import (
+    CorruptTableError,
+    InvalidOutputEncodingError,
+    LanceSemanticError,
+    NotSupportedYetError,
+)
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, read_inline_transaction
 from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Manifest
 from ..manifest.validation import manifest_problems, named_paths
 from ..read.blob_descriptors import blob_descriptors
-from ..read.plan import id_entries, plan_data_file
+from ..read.plan import plan_data_file
+from ..read.scan import deletion_problems
 from ..schema.blob import is_blob, is_blob_v2
 from ..schema.field import Field
 from ..schema.semantic import semantic_type_of
@@ -214,20 +219,8 @@ def _fragment_problems(
     except Exception as e:  # a damaged file is a finding here, never a crash
         yield Problem("unreadable-file", path, f"{type(e).__name__}: {e}")
         return
-    if len(np.unique(rows)) != deletion.num_deleted_rows:
-        yield Problem(
-            "deletion-count",
-            path,
-            f"fragment {frag.id}: the file holds {len(np.unique(rows))} deleted rows, "
-            f"the manifest says {deletion.num_deleted_rows}",
-        )
-    if len(rows) and int(rows.max()) >= frag.physical_rows:
-        yield Problem(
-            "deletion-offset",
-            path,
-            f"fragment {frag.id}: deleted row {int(rows.max())} is past the fragment's "
-            f"{frag.physical_rows} rows",
-        )
+    for code, message in deletion_problems(rows, frag):
+        yield Problem(code, path, message)
 
 
 def _data_file_problems(
@@ -250,17 +243,11 @@ def _data_file_problems(
             f"fragment {frag.id}: the data file holds {num_rows} rows, the manifest says "
             f"{frag.physical_rows}",
         )
-    columns = _own_columns(schema)
-    entries = sum(id_entries(f, df.file_major_version, df.file_minor_version) for f in columns)
-    if entries != len(df.fields):
-        yield Problem(
-            "data-file-fields",
-            path,
-            f"fragment {frag.id}: the file's columns take {entries} field ids, the manifest "
-            f"lists {len(df.fields)}",
-        )
+    try:
+        plan = plan_data_file(m.schema, df, schema, where=path)
+    except CorruptTableError as e:  # the file's columns and the manifest's field ids
+        yield Problem("data-file-fields", path, f"fragment {frag.id}: {e.reason}")
         return
-    plan = plan_data_file(m.schema, df, schema)
     for field_id, column in plan.columns.items():
         table_field = m.schema.field_by_id(field_id)
         if is_blob(table_field):  # its data-file column holds descriptors
@@ -276,27 +263,6 @@ def _data_file_problems(
             )
         except LanceSemanticError as e:
             yield Problem("layout", path, str(e))
-
-
-#: the descriptor members pylance 14 lists after a blob v2 column in a data file's own
-#: schema, as top-level columns with field id -1 (see ``read.blob_descriptors``)
-_DESCRIPTOR_MEMBERS = ("kind", "position", "size", "blob_id", "blob_uri")
-
-
-def _own_columns(schema: pa.Schema) -> list[pa.Field]:
-    """The file's columns without the descriptor members listed after blob v2 columns."""
-    out: list[pa.Field] = []
-    skip = 0
-    for f in schema:
-        if skip and f.name == _DESCRIPTOR_MEMBERS[len(_DESCRIPTOR_MEMBERS) - skip]:
-            skip -= 1
-            continue
-        skip = 0
-        out.append(f)
-        blob = (f.metadata or {}).get(b"lance-encoding:blob") == b"true"
-        if blob and pa.types.is_struct(f.type) and f.type.num_fields == 0:
-            skip = len(_DESCRIPTOR_MEMBERS)
-    return out
 
 
 def _blob_problems(

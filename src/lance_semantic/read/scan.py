@@ -25,7 +25,7 @@ from .blob_descriptors import BlobAwareReader
 from .convert import Converter, convert_batch, identity, resolve_converter
 from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
-__all__ = ["FragmentReader", "ROW_OFFSET", "deleted_rows", "empty_rows"]
+__all__ = ["FragmentReader", "ROW_OFFSET", "deleted_rows", "deletion_problems", "empty_rows"]
 
 #: what reads a data file's columns: the file itself, or with blob columns from shadows
 _Reader = DataFileReader | BlobAwareReader
@@ -37,22 +37,30 @@ def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
     if d is None:
         return None
     rows = read_deleted_rows(store, fragment.id, d.read_version, d.id, d.file_type == "bitmap")
-    problem = None
-    if len(rows) and int(rows[-1]) >= fragment.physical_rows:
-        problem = (
-            f"deleted row offset {int(rows[-1])} is past the end of fragment {fragment.id} "
-            f"({fragment.physical_rows} rows)"
-        )
-    elif len(rows) > 1 and not (rows[1:] != rows[:-1]).all():
-        problem = "a row offset is deleted twice"
-    elif d.num_deleted_rows and len(rows) != d.num_deleted_rows:
-        problem = (
-            f"holds {len(rows)} deleted rows, the manifest says {d.num_deleted_rows} "
-            f"(fragment {fragment.id})"
-        )
-    if problem is not None:
+    for _code, problem in deletion_problems(rows, fragment):
         raise CorruptTableError(store.uri(d.path(fragment.id)), problem)
     return rows
+
+
+def deletion_problems(rows: np.ndarray, fragment: Fragment) -> Iterator[tuple[str, str]]:
+    """(code, message) of what is wrong with ``fragment``'s deleted row offsets ``rows``
+    (sorted, as read): offsets past its end, repeated, or another count than the manifest's
+    (a count of 0 is what old manifests record: not compared)."""
+    d = fragment.deletion_file
+    if len(rows) and int(rows[-1]) >= fragment.physical_rows:
+        yield (
+            "deletion-offset",
+            f"deleted row offset {int(rows[-1])} is past the end of fragment {fragment.id} "
+            f"({fragment.physical_rows} rows)",
+        )
+    if len(rows) > 1 and not (rows[1:] != rows[:-1]).all():
+        yield "deletion-count", "a row offset is deleted twice"
+    if d is not None and d.num_deleted_rows and len(rows) != d.num_deleted_rows:
+        yield (
+            "deletion-count",
+            f"holds {len(rows)} deleted rows, the manifest says {d.num_deleted_rows} "
+            f"(fragment {fragment.id})",
+        )
 
 
 class FragmentReader:
