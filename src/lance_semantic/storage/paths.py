@@ -149,35 +149,17 @@ def check_inside(
 #: library writes; anything else takes the full :func:`unsafe_reason` check
 _PLAIN = re.compile(r"[\w\-]+(?:\.[\w\-]+)*(?:/[\w\-]+(?:\.[\w\-]+)*)*", re.ASCII)
 
-#: real directory -> ((st_ino, st_ctime_ns), names of its symbolic links); ctime changes
-#: with every entry added, removed or renamed (and, unlike mtime, cannot be set back)
-_LINKS: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
-
-
 def _links_in(directory: str) -> frozenset[str]:
-    """The names of the symbolic links directly in ``directory`` (empty if it is missing),
-    listed again only when the directory changed since the last call."""
-    try:
-        st = os.stat(directory)
-    except OSError:
-        return frozenset()
-    key = (st.st_ino, st.st_ctime_ns)
-    cached = _LINKS.get(directory)
-    if cached is not None and cached[0] == key:
-        return cached[1]
+    """The names of the symbolic links directly in ``directory`` (empty if it is missing)."""
     try:
         with os.scandir(directory) as entries:
-            links = frozenset(e.name for e in entries if e.is_symlink())
+            return frozenset(e.name for e in entries if e.is_symlink())
     except OSError:
-        links = frozenset()
-    if len(_LINKS) > 1024:
-        _LINKS.clear()
-    _LINKS[directory] = (key, links)
-    return links
+        return frozenset()
 
 
 #: a directory with at most this many files to check has them ``lstat``-ed one by one; a
-#: larger one is listed (once per change of the directory, see :func:`_links_in`)
+#: larger one is listed once
 _FEW = 32
 
 #: (directory, its inode) -> names found there as regular files (not links) by this process.
@@ -236,9 +218,9 @@ def escapes(
     ``links`` (an object store: keys, no links) only the names themselves are checked.
 
     Cost per call: the names of one directory are checked by one regular expression over
-    all of them; symbolic links are found with one ``lstat`` per file in a directory
-    holding few of them, else with one listing of the directory when it changed since the
-    last call, and compared by one set intersection."""
+    all of them; symbolic links are looked for only among files this process has not seen
+    as regular files yet, with one ``lstat`` each when they are few, else with one listing
+    of the directory."""
     if not links:
         yield from _unsafe_names(named)
         return
