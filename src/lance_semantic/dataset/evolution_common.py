@@ -147,12 +147,8 @@ class _Physical:
         return _Physical(TableSchema.of(fields).fields, self._flagged)
 
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        out = self._boundary(batch)
-        if any(c.offset for c in out.columns):
-            out = pa.RecordBatch.from_arrays(
-                [unsliced_array(c) for c in out.columns], schema=out.schema
-            )
-        return out
+        # (slices are copied where the encoder needs it: storage.datafile)
+        return self._boundary(batch)
 
 
 def _fragment_chunks(

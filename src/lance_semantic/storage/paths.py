@@ -149,6 +149,7 @@ def check_inside(
 #: library writes; anything else takes the full :func:`unsafe_reason` check
 _PLAIN = re.compile(r"[\w\-]+(?:\.[\w\-]+)*(?:/[\w\-]+(?:\.[\w\-]+)*)*", re.ASCII)
 
+
 def _links_in(directory: str) -> frozenset[str]:
     """The names of the symbolic links directly in ``directory`` (empty if it is missing)."""
     try:
