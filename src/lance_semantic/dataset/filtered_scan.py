@@ -30,8 +30,9 @@ import pyarrow.compute as pc
 from ..manifest.model import Fragment
 from ..read import convert
 from ..read.prefetch import ordered
-from ..read.scan import ROW_OFFSET, FragmentReader, empty_rows
+from ..read.scan import ROW_OFFSET, FragmentReader, empty_rows, read_together
 from ..schema.field import Field
+from ..types.arrow_names import has_dictionary
 
 if TYPE_CHECKING:
     from .scan import Predicate
@@ -103,7 +104,7 @@ def unfiltered_batches(
 def _read_group(readers: list[FragmentReader], batch_size: int) -> list[pa.RecordBatch]:
     """The live rows of small fragments (together at most ``batch_size``) as one batch
     (several when their dictionaries do not fit one index type)."""
-    return _joined([b for r in readers for b in r.batches(batch_size)])
+    return _joined(read_together(readers)[0])
 
 
 def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
@@ -113,20 +114,12 @@ def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
     unify their dictionaries, and reads return each fragment's dictionaries as stored."""
     if len(batches) < 2 or sum(b.nbytes for b in batches) > convert.OFFSET_LIMIT:
         return batches
-    if any(_has_dictionary(t) for t in batches[0].schema.types):
+    if any(has_dictionary(t) for t in batches[0].schema.types):
         return batches
     try:
         return [pa.concat_batches(batches)]
     except pa.ArrowInvalid:  # a narrow dictionary index cannot hold the unified values
         return batches
-
-
-def _has_dictionary(t: pa.DataType) -> bool:
-    if isinstance(t, pa.BaseExtensionType):
-        t = t.storage_type
-    if pa.types.is_dictionary(t):
-        return True
-    return any(_has_dictionary(t.field(i).type) for i in range(t.num_fields))
 
 
 class _Window:
@@ -153,6 +146,19 @@ class _Window:
         return self
 
 
+def _read_windows(group: list[_Window]) -> list[_Window]:
+    """Reads the filter's columns of whole small fragments, all at once (see
+    ``read_together``); each window holds slices of the joined batches."""
+    batches, counts = read_together([w.keys for w in group], with_offsets=True)
+    table = pa.Table.from_batches(batches) if batches else None
+    at = 0
+    for w, n in zip(group, counts, strict=True):
+        w.rows = n
+        w.read = table.slice(at, n).to_batches() if n and table is not None else []
+        at += n
+    return group
+
+
 def filtered_batches(
     make: Callable[[Fragment, list[Field], pa.Schema, dict[Any, Any]], FragmentReader],
     fragments: Iterable[Fragment],
@@ -176,28 +182,44 @@ def filtered_batches(
     all_plans: dict[Any, Any] = {}
     seen = [0, 0]  # rows evaluated, rows matched
 
-    def windows() -> Iterator[Callable[[], _Window]]:
+    def windows() -> Iterator[Callable[[], list[_Window]]]:
+        group: list[_Window] = []  # consecutive small fragments, read by one task
+        rows = 0
         for frag in fragments:
             keys = make(frag, key_fields, key_schema, key_plans)
             others = keys.sharing(rest_fields, rest_schema, rest_plans) if rest_idx else None
-            every: FragmentReader | None = None
             n = frag.physical_rows
+            every: FragmentReader | None = None
+            if others is not None and seen[0] >= EVAL_ROWS and seen[1] > DENSE * seen[0]:
+                # most rows match: reading the filter's columns first only adds a pass
+                every = keys.sharing(fields, schema, all_plans)
+            if group and (
+                n > READ_BATCH
+                or len(group) == GROUP_FRAGMENTS
+                or rows + n > WINDOW_ROWS
+                or (group[-1].others is None) != (every is not None or others is None)
+            ):
+                yield lambda g=group: _read_windows(g)  # type: ignore[misc]
+                group, rows = [], 0
+            if n <= READ_BATCH:
+                group.append(_Window(every or keys, None if every else others, 0, n))
+                rows += n
+                continue
             for start in range(0, n, WINDOW_ROWS):
                 stop = min(n, start + WINDOW_ROWS)
-                if others is not None and seen[0] >= EVAL_ROWS and seen[1] > DENSE * seen[0]:
-                    # most rows match: reading the filter's columns first only adds a pass
-                    every = every or keys.sharing(fields, schema, all_plans)
-                    yield _Window(every, None, start, stop).read_keys
-                else:
-                    yield _Window(keys, others, start, stop).read_keys
+                w = _Window(every or keys, None if every else others, start, stop)
+                yield lambda w=w: [w.read_keys()]  # type: ignore[misc]
+        if group:
+            yield lambda g=group: _read_windows(g)  # type: ignore[misc]
 
     gathered: list[_Window] = []
     rows = 0
-    for w in ordered(windows()):
-        if not w.rows:
-            continue
-        gathered.append(w)
-        rows += w.rows
+    for ws in ordered(windows()):
+        for w in ws:
+            if not w.rows:
+                continue
+            gathered.append(w)
+            rows += w.rows
         if rows >= EVAL_ROWS:
             yield from _evaluate(gathered, predicate, schema, batch_size, seen)
             gathered, rows = [], 0
@@ -224,17 +246,26 @@ def _evaluate(
     """The matching rows of ``windows`` (filter evaluated once over all of them); adds the
     rows evaluated and matched to ``seen``."""
     mask = _mask(predicate, [b for w in windows for b in w.read])
-    seen[0] += len(mask)
-    seen[1] += int(pc.sum(mask).as_py() or 0)
-    if not pc.any(mask).as_py():
+    flags = mask.to_numpy(zero_copy_only=False)
+    seen[0] += len(flags)
+    matched = int(np.count_nonzero(flags))
+    seen[1] += matched
+    if not matched:
         return
+    if all(w.others is None for w in windows):  # the reads hold every field: one filter
+        if not schema:
+            for at in range(0, matched, batch_size):
+                yield empty_rows(min(batch_size, matched - at))
+            return
+        keys = pa.Table.from_batches([b for w in windows for b in w.read]).filter(mask)
+        yield from keys.drop_columns([ROW_OFFSET]).to_batches(max_chunksize=batch_size)
+        return
+    starts = np.cumsum([0] + [w.rows for w in windows[:-1]])
+    per_window = np.add.reduceat(flags.astype(np.int64), starts)
     jobs = []
-    at = 0
-    for w in windows:
-        m = mask.slice(at, w.rows)
-        at += w.rows
-        hits = int(pc.sum(m).as_py() or 0)
+    for w, at, hits in zip(windows, starts.tolist(), per_window.tolist(), strict=True):
         if hits:
+            m = mask.slice(at, w.rows)
             jobs.append(lambda w=w, m=m, hits=hits: _materialise(w, m, hits, schema))
     for table in ordered(jobs):
         yield from table.to_batches(max_chunksize=batch_size)

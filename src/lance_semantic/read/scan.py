@@ -21,11 +21,20 @@ from ..schema.field import Field, TableSchema
 from ..storage.datafile import DataFileReader
 from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
+from ..types.arrow_names import has_dictionary
+from . import convert
 from .blob_descriptors import BlobAwareReader
 from .convert import Converter, convert_batch, identity, resolve_converter
 from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
-__all__ = ["FragmentReader", "ROW_OFFSET", "deleted_rows", "deletion_problems", "empty_rows"]
+__all__ = [
+    "FragmentReader",
+    "ROW_OFFSET",
+    "deleted_rows",
+    "deletion_problems",
+    "empty_rows",
+    "read_together",
+]
 
 #: what reads a data file's columns: the file itself, or with blob columns from shadows
 _Reader = DataFileReader | BlobAwareReader
@@ -191,12 +200,18 @@ class FragmentReader:
         return _Raw(arrays, converters, num_rows)
 
     def _convert(
-        self, raw: _Raw, keep: np.ndarray | None = None, start: int | None = None
+        self,
+        raw: _Raw,
+        keep: np.ndarray | None = None,
+        start: int | None = None,
+        offsets: np.ndarray | None = None,
     ) -> Iterator[pa.RecordBatch]:
         schema = self.out_schema
-        if start is not None:  # carry each row's physical offset through filters and splits
-            offsets = pa.array(np.arange(start, start + raw.num_rows, dtype=np.uint64))
-            raw = _Raw([*raw.arrays, offsets], [*raw.converters, identity], raw.num_rows)
+        if start is not None:
+            offsets = np.arange(start, start + raw.num_rows, dtype=np.uint64)
+        if offsets is not None:  # carry each row's physical offset through filters and splits
+            arrays = [*raw.arrays, pa.array(offsets)]
+            raw = _Raw(arrays, [*raw.converters, identity], raw.num_rows)
             schema = schema.append(pa.field(ROW_OFFSET, pa.uint64(), nullable=False))
         if not raw.arrays:
             yield empty_rows(raw.num_rows if keep is None else int(keep.sum()))
@@ -290,6 +305,94 @@ class FragmentReader:
             batch = table.combine_chunks().to_batches()
             parts.append((plan, batch[0] if batch else _empty(table.schema)))
         return list(self._convert(self._assemble(parts, len(rows))))
+
+
+def read_together(
+    readers: Sequence[FragmentReader], *, with_offsets: bool = False
+) -> tuple[list[pa.RecordBatch], list[int]]:
+    """The live rows of ``readers``' fragments (small ones, each read whole), laid end to
+    end, and each fragment's count of them.
+
+    Consecutive fragments of one data file each whose files share a plan (same columns,
+    field ids and layouts, no dictionaries or blob columns) are read by one pylance call
+    each, then joined and assembled, converted and cut as one batch: the Python work per
+    fragment is the read call alone. Other fragments are read on their own. With
+    ``with_offsets`` the batches end with :data:`ROW_OFFSET` (offsets within each row's
+    own fragment)."""
+    out: list[pa.RecordBatch] = []
+    counts: list[int] = []
+    run: list[tuple[pa.RecordBatch, np.ndarray | None]] = []
+    run_bytes = 0
+    lead: FragmentReader | None = None
+
+    def flush() -> None:
+        nonlocal lead, run_bytes
+        if lead is None:
+            return
+        raws = [b for b, _ in run]
+        total = sum(b.num_rows for b in raws)
+        joined = raws[0] if len(raws) == 1 else pa.concat_batches(raws)
+        keeps = [k for _, k in run]
+        keep = None
+        if any(k is not None for k in keeps):
+            keep = np.concatenate([np.ones(b.num_rows, bool) if k is None else k for b, k in run])
+        offsets = None
+        if with_offsets:
+            offsets = np.concatenate([np.arange(b.num_rows, dtype=np.uint64) for b in raws])
+        plan = lead._plans[0][1]
+        raw = lead._assemble([(plan, joined)], total)
+        out.extend(b for b in lead._convert(raw, keep, offsets=offsets) if b.num_rows)
+        run.clear()
+        run_bytes = 0
+        lead = None
+
+    for r in readers:
+        plans = r._plans
+        reader, plan, cols = plans[0] if len(plans) == 1 else (None, None, None)
+        if r.physical_rows == 0:  # (its files were checked by ``_plans``)
+            counts.append(0)
+            continue
+        if lead is not None and (
+            plan is not lead._plans[0][1] or r.out_schema is not lead.out_schema
+        ):
+            flush()
+        if lead is None and not _joinable(r):
+            got = list(r.batches(max(r.physical_rows, 1), with_offsets=with_offsets))
+            out.extend(got)
+            counts.append(sum(b.num_rows for b in got))
+            continue
+        assert isinstance(reader, DataFileReader) and plan is not None and cols is not None
+        batch = reader.read_all(cols, 0, r.physical_rows)
+        size = batch.get_total_buffer_size()
+        if run and run_bytes + size > convert.OFFSET_LIMIT:
+            flush()
+            lead = r
+        lead = lead or r
+        deleted = r.deleted()
+        keep = None
+        if deleted is not None and len(deleted):
+            keep = np.ones(r.physical_rows, dtype=bool)
+            keep[deleted] = False
+        run.append((batch, keep))
+        run_bytes += size
+        counts.append(r.physical_rows if keep is None else int(keep.sum()))
+    flush()
+    return out, counts
+
+
+def _joinable(r: FragmentReader) -> bool:
+    """Whether ``r``'s rows can be joined with other fragments' before assembly: one data
+    file, not empty, no blob columns, no dictionaries (reads return each fragment's
+    dictionaries as stored)."""
+    plans = r._plans
+    if len(plans) != 1 or r.physical_rows == 0:
+        return False
+    reader, _plan, cols = plans[0]
+    if not isinstance(reader, DataFileReader):  # blob columns
+        return False
+    return not any(has_dictionary(t) for t in r.out_schema.types) and not any(
+        has_dictionary(reader.schema.field(c).type) for c in cols
+    )
 
 
 #: name of the physical row offset column ``batches(with_offsets=True)`` appends

@@ -30,6 +30,7 @@ __all__ = [
     "fsl_element_name",
     "with_child_fields",
     "child_fields",
+    "has_dictionary",
     "has_view",
     "kernel_type",
 ]
@@ -235,6 +236,19 @@ def has_view(dt: pa.DataType, *, dictionaries: bool = False) -> bool:
     if dictionaries and pa.types.is_dictionary(dt):
         return True
     return any(has_view(c.type, dictionaries=dictionaries) for c in child_fields(dt))
+
+
+def has_dictionary(dt: pa.DataType) -> bool:
+    """Whether ``dt`` holds a dictionary at any depth, extension storage included.
+
+    >>> has_dictionary(pa.list_(pa.dictionary(pa.int8(), pa.string())))
+    True
+    """
+    if isinstance(dt, pa.BaseExtensionType):
+        dt = dt.storage_type
+    if pa.types.is_dictionary(dt):
+        return True
+    return any(has_dictionary(c.type) for c in child_fields(dt))
 
 
 def kernel_type(dt: pa.DataType, *, dictionaries: bool = False, large: bool = False) -> pa.DataType:
