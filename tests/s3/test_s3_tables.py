@@ -11,7 +11,7 @@ import pytest
 
 import lance_semantic as ls
 from lance_semantic.cli.main import main
-from lance_semantic.errors import NotSupportedYetError, SchemaMismatchError
+from lance_semantic.errors import SchemaMismatchError
 from lance_semantic.storage.object_store import open_store
 from lance_semantic.storage.paths import VERSIONS_DIR
 
@@ -165,14 +165,6 @@ def test_a_rejected_write_leaves_no_new_manifest(s3_uri: str, s3_options: dict[s
     assert _manifests(s3_uri, o) == before
     ds = ls.dataset(s3_uri, storage_options=o)
     assert ds.version == 1 and _ids(ds) == [0, 1, 2]
-
-
-def test_blob_columns_raise_not_supported_yet(s3_uri: str, s3_options: dict[str, str]) -> None:
-    blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
-    table = pa.table({"b": pa.array([b"x" * 10], pa.large_binary())}, schema=pa.schema([blob]))
-    with pytest.raises(NotSupportedYetError, match="blob columns on object stores"):
-        ls.write_dataset(table, s3_uri, storage_options=s3_options)
-    assert _manifests(s3_uri, s3_options) == []
 
 
 def test_the_cli_takes_storage_options(

@@ -88,6 +88,7 @@ def _shadow_field(field_id: int, v2: bool) -> Field:
 @lru_cache(maxsize=256)
 def _shadow(
     table_root: str,
+    options: tuple[tuple[str, str], ...] | None,
     path: str,
     field_id: int,
     column_index: int,
@@ -104,7 +105,7 @@ def _shadow(
         base_id=1,
     )
     base = tpb.Manifest(
-        base_paths=[tpb.BasePath(id=1, is_dataset_root=True, path=os.path.abspath(table_root))]
+        base_paths=[tpb.BasePath(id=1, is_dataset_root=True, path=table_root)]
     )
     manifest = Manifest(
         schema=TableSchema.of((_shadow_field(field_id, v2),)),
@@ -114,12 +115,16 @@ def _shadow(
         max_fragment_id=0,
         passthrough=base.SerializeToString(),
     )
-    key = hashlib.sha1(repr((table_root, path, field_id, column_index)).encode()).hexdigest()
+    key = hashlib.sha1(
+        repr((table_root, options, path, field_id, column_index)).encode()
+    ).hexdigest()
     shadow = os.path.join(_root(), key)
     os.makedirs(os.path.join(shadow, "_versions"), exist_ok=True)
     with open(os.path.join(shadow, "_versions", "1.manifest"), "wb") as f:
         f.write(encode_manifest_file(manifest))
-    return lance.dataset(shadow)
+    if options is None:
+        return lance.dataset(shadow)
+    return lance.dataset(shadow, storage_options=dict(options))
 
 
 def blob_descriptors(
@@ -130,8 +135,10 @@ def blob_descriptors(
     pos = data_file.fields.index(field.id)
     column_index = data_file.column_indices[pos] if data_file.column_indices else pos
     version = (data_file.file_major_version, data_file.file_minor_version)
+    options = store.storage_options
     return _shadow(
-        store.local_path(""),
+        store.local_path("") if store.is_local else store.uri(""),
+        None if options is None else tuple(sorted(options.items())),
         data_file.path,
         field.id,
         column_index,

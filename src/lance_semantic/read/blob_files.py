@@ -23,21 +23,32 @@ _INLINE, _PACKED, _DEDICATED, _EXTERNAL = 0, 1, 2, 3
 
 def blob_file(store: ObjectStore, data_file: str, field: Field, d: dict | None) -> BlobFile | None:
     """Where descriptor ``d`` of ``data_file`` points (None for a null value)."""
-    local = store.local_path(f"{DATA_DIR}/{data_file}")
     if d is None:
         return None
     if not is_blob_v2(field):
         # 2.0 files leak a null's definition level into position (size 0)
         null = d["size"] == 0 and d["position"] != 0
-        return None if null else BlobFile(local, d["position"], d["size"])
+        return None if null else _in_table(store, data_file, d["position"], d["size"])
     if d["kind"] == _INLINE:
-        return BlobFile(local, d["position"], d["size"])
+        return _in_table(store, data_file, d["position"], d["size"])
     if d["kind"] in (_PACKED, _DEDICATED):
-        side = store.local_path(f"{DATA_DIR}/{sidecar_path(data_file, d['blob_id'])}")
-        return BlobFile(side, d["position"], d["size"], inside=store.root)
+        side = sidecar_path(data_file, d["blob_id"])
+        return _in_table(store, side, d["position"], d["size"], sidecar=True)
     if d["kind"] == _EXTERNAL:
         return BlobFile(d["blob_uri"], d["position"], d["size"] or None)
     raise ValueError(f"field '{field.path}': unknown blob kind {d['kind']}")
+
+
+def _in_table(
+    store: ObjectStore, name: str, offset: int, size: int, *, sidecar: bool = False
+) -> BlobFile:
+    """A blob inside the table: ``name`` (under ``data/``) from ``offset``. A local
+    sidecar must not resolve outside the table (a symbolic link)."""
+    path = f"{DATA_DIR}/{name}"
+    if not store.is_local:
+        return BlobFile.in_store(store, path, offset, size)
+    inside = store.root if sidecar else None
+    return BlobFile(store.local_path(path), offset, size, inside=inside)
 
 
 def descriptors_to_values(

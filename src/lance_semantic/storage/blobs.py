@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow.fs as pafs
 from lance.file import LanceFileSession
 
-from ..errors import CorruptTableError, NotSupportedYetError
+from ..errors import CorruptTableError
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
@@ -47,12 +47,7 @@ class BlobSidecarWriter:
         data_file: str,
         on_file: Callable[[str], None] | None = None,
     ) -> None:
-        if not store.is_local:
-            raise NotSupportedYetError(
-                f"blob columns on object stores ({store.root}): their sidecar files and "
-                "descriptors are written and read through local files so far"
-            )
-        self._session = LanceFileSession(store.local_path(""))
+        self._session = LanceFileSession(store.uri(""), storage_options=store.storage_options)
         self._target = f"{DATA_DIR}/{data_file}"
         self._next_id = 1
         self._pack: Any = None
@@ -113,6 +108,25 @@ def _open_external(uri: str) -> tuple[Any, int]:
     return f, f.size()
 
 
+class _StoreObject:
+    """A read-only, seekable view of one object of a store: each read is one ranged read
+    (an object store's ranged GET)."""
+
+    def __init__(self, store: ObjectStore, path: str) -> None:
+        self._store, self._path, self._pos = store, path, 0
+
+    def seek(self, pos: int) -> None:
+        self._pos = pos
+
+    def read(self, n: int) -> bytes:
+        data = self._store.read_range(self._path, self._pos, n)
+        self._pos += len(data)
+        return data
+
+    def close(self) -> None:
+        pass
+
+
 def _resolves_inside(path: str, root: str) -> bool:
     real, real_root = os.path.realpath(path), os.path.realpath(root)
     return real.startswith(real_root.rstrip(os.sep) + os.sep)
@@ -125,6 +139,7 @@ class BlobFile(io.RawIOBase):
     ``size=None`` means "to the end of the object" (external blobs stored with size 0).
     ``inside``: a table directory that a local ``location`` must resolve into. A file that
     cannot be opened, or ends before the blob does, is a ``CorruptTableError`` naming it.
+    Use :meth:`in_store` for a blob inside a table on an object store.
     """
 
     def __init__(
@@ -139,8 +154,21 @@ class BlobFile(io.RawIOBase):
             self._file, total = _open_external(location)
         except OSError as e:
             raise CorruptTableError(location, f"cannot open the blob's file: {e}") from e
+        self._start(location, offset, max(total - offset, 0) if size is None else size)
+
+    @classmethod
+    def in_store(cls, store: ObjectStore, path: str, offset: int, size: int) -> BlobFile:
+        """``size`` bytes at ``offset`` of ``path`` in ``store`` (a table on an object
+        store: nothing is read until the blob is; each read is one ranged read)."""
+        self = cls.__new__(cls)
+        io.RawIOBase.__init__(self)
+        self._file = _StoreObject(store, path)
+        self._start(store.uri(path), offset, size)
+        return self
+
+    def _start(self, location: str, offset: int, size: int) -> None:
         self._offset = offset
-        self._size = max(total - offset, 0) if size is None else size
+        self._size = size
         self._pos = 0
         self.location = location
 
@@ -169,8 +197,11 @@ class BlobFile(io.RawIOBase):
         end = min(offset + length, self._size)
         if offset >= end:
             return b""
-        self._file.seek(self._offset + offset)
-        data = bytes(self._file.read(end - offset))
+        try:
+            self._file.seek(self._offset + offset)
+            data = bytes(self._file.read(end - offset))
+        except OSError as e:
+            raise CorruptTableError(self.location, f"cannot read the blob's file: {e}") from e
         if len(data) != end - offset:  # never hand back a blob cut short
             raise CorruptTableError(
                 self.location,

@@ -34,6 +34,7 @@ class ObjectStore(Protocol):
 
     def uri(self, path: str) -> str: ...
     def get(self, path: str) -> bytes: ...
+    def read_range(self, path: str, offset: int, length: int) -> bytes: ...
     def put(self, path: str, data: bytes) -> None: ...
     def put_if_absent(self, path: str, data: bytes) -> bool: ...
     def list(self, prefix: str) -> list[str]: ...
@@ -63,6 +64,12 @@ class LocalObjectStore:
     def get(self, path: str) -> bytes:
         with open(self.local_path(path), "rb") as f:
             return f.read()
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes of ``path`` from ``offset`` (fewer where the file ends)."""
+        with open(self.local_path(path), "rb") as f:
+            f.seek(offset)
+            return f.read(length)
 
     def _temp_for(self, target: str, data: bytes) -> str:
         os.makedirs(os.path.dirname(target), exist_ok=True)
