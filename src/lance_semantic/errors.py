@@ -36,6 +36,7 @@ __all__ = [
     "DuplicateKeyError",
     "ColumnNotFoundError",
     "SchemaEvolutionError",
+    "MatchedRowError",
 ]
 
 
@@ -83,8 +84,9 @@ class DuplicateKeyError(WriteError, ValueError):
         )
 
 
-class ColumnNotFoundError(SchemaError, KeyError):
-    """Raised when a schema change names a column (or nested field) the table does not have."""
+class ColumnNotFoundError(SchemaError, KeyError, ValueError):
+    """Raised when a read, a take or a schema change names a column (or nested field) the
+    table does not have. Also a ``ValueError``, as pylance raises one."""
 
     def __init__(self, field_path: str, available: tuple[str, ...] | list[str] = ()) -> None:
         self.field_path = field_path
@@ -109,6 +111,22 @@ class SchemaEvolutionError(SchemaError, ValueError):
         super().__init__(f"cannot change column '{field_path}': {reason}")
 
 
+class MatchedRowError(WriteError, OSError):
+    """Raised by ``merge_insert(...).when_matched_fail()`` when a source row matches a
+    target row; nothing is committed. Also an ``OSError``, which is what pylance raises."""
+
+    def __init__(self, keys: dict[str, object]) -> None:
+        self.keys = dict(keys)
+        shown = ", ".join(f"{k} = {v!r}" for k, v in self.keys.items())
+        super().__init__(
+            f"merge_insert with when_matched_fail: a source row matches an existing row "
+            f"with key values {shown}; nothing was committed"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class NotSupportedYetError(LanceSemanticError, NotImplementedError):
     """Raised when a feature that lance-semantic does not implement yet is needed."""
 
@@ -117,8 +135,9 @@ class NotSupportedYetError(LanceSemanticError, NotImplementedError):
         super().__init__(f"not supported yet by lance-semantic: {feature}")
 
 
-class DatasetNotFoundError(ManifestError, FileNotFoundError):
-    """Raised when opening a table that does not exist."""
+class DatasetNotFoundError(ManifestError, FileNotFoundError, ValueError):
+    """Raised when opening a table that does not exist. Also a ``ValueError``, which is
+    what pylance raises."""
 
     def __init__(self, uri: str, detail: str = "") -> None:
         self.uri = uri

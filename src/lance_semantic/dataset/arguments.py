@@ -67,13 +67,16 @@ def _shown(value: object) -> str:
 
 
 def check_uri(name: str, uri: object) -> str:
-    """A table location: a non-empty ``str`` or ``os.PathLike`` (returned as ``str``)."""
+    """A table location: a non-empty ``str`` or ``os.PathLike`` (returned as ``str``, a
+    leading ``~`` of a local path expanded)."""
     if isinstance(uri, os.PathLike):
         uri = os.fspath(uri)
     if isinstance(uri, bytes) or not isinstance(uri, str):
         raise TypeError(f"{name} must be a str or os.PathLike naming a table, got {_shown(uri)}")
     if not uri.strip():
         raise ValueError(f"{name} must not be empty")
+    if "://" not in uri:  # a local path: ``~`` is the user's home, as in a shell
+        uri = os.path.expanduser(uri)
     return uri
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidExpressionError
+from .filter_literals import check_filter_literals
 from .sql_parse import parse_expression
 
 __all__ = ["SqlExpression", "MatchCondition", "referenced_columns"]
@@ -51,8 +52,11 @@ class SqlExpression:
     the table's name, so every batch is registered under one fixed name) and reused for
     every later batch of that schema. Each thread evaluates in a session of its own."""
 
-    def __init__(self, sql: str) -> None:
+    def __init__(self, sql: str, *, is_filter: bool = False) -> None:
+        """``is_filter``: literals compared with columns must keep their value in the
+        column's type, as pylance requires of filters (``filter_literals``)."""
         self.sql = sql
+        self.is_filter = is_filter
         self._local = threading.local()
         self._parsed: list[tuple[pa.Schema, object]] = []
 
@@ -75,6 +79,8 @@ class SqlExpression:
             expr = next((e for s, e in self._parsed if s.equals(batch.schema)), None)
             if expr is None:
                 expr = parse_expression(df, self.sql)
+                if self.is_filter:
+                    check_filter_literals(expr, batch.schema, self.sql)
                 self._parsed.append((batch.schema, expr))
             try:
                 out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]

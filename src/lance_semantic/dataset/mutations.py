@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +22,7 @@ from ..commit.committer import commit
 from ..errors import (
     DuplicateKeyError,
     InvalidJsonError,
+    MatchedRowError,
     SchemaMismatchError,
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Update
@@ -61,18 +62,43 @@ __all__ = [
 _NARROW_BATCH = 1 << 20
 
 
+class _Counts:
+    """Read as attributes, or by key like the dicts pylance returns
+    (``result["num_deleted_rows"]``, ``dict(result)``)."""
+
+    __slots__ = ()
+
+    def keys(self) -> list[str]:
+        return [f.name for f in fields(self)]  # type: ignore[arg-type]
+
+    def __getitem__(self, key: str) -> int:
+        if key not in self.keys():
+            raise KeyError(key)
+        return int(getattr(self, key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+
 @dataclass(frozen=True, slots=True)
-class DeleteResult:
+class DeleteResult(_Counts):
+    """>>> DeleteResult(3)["num_deleted_rows"]
+    3
+    """
+
     num_deleted_rows: int
 
 
 @dataclass(frozen=True, slots=True)
-class UpdateResult:
+class UpdateResult(_Counts):
     num_rows_updated: int
 
 
 @dataclass(frozen=True, slots=True)
-class MergeInsertResult:
+class MergeInsertResult(_Counts):
     num_inserted_rows: int
     num_updated_rows: int
     num_deleted_rows: int
@@ -292,15 +318,17 @@ class MergeInsertBuilder:
 
     Target rows are the table's rows; source rows are the data passed to :meth:`execute`.
     A target row and a source row *match* when their keys are equal. Matched target rows can
-    be replaced by their source row (:meth:`when_matched_update_all`); source rows that match
-    nothing can be inserted (:meth:`when_not_matched_insert_all`); target rows that match no
-    source row can be deleted (:meth:`when_not_matched_by_source_delete`).
+    be replaced by their source row (:meth:`when_matched_update_all`), deleted
+    (:meth:`when_matched_delete`) or refused (:meth:`when_matched_fail`) -- the last of
+    these three calls wins, as in pylance; source rows that match nothing can be inserted
+    (:meth:`when_not_matched_insert_all`); target rows that match no source row can be
+    deleted (:meth:`when_not_matched_by_source_delete`).
     """
 
     def __init__(self, ds: Dataset, on: str | Sequence[str]) -> None:
         self._ds = ds
         self._on = [on] if isinstance(on, str) else list(on)
-        self._update = False
+        self._matched: Literal["update", "delete", "fail"] | None = None
         self._insert = False
         self._delete = False
         self._delete_expr: str | None = None
@@ -310,8 +338,23 @@ class MergeInsertBuilder:
         """Replace matched target rows by their source row; with ``condition`` (SQL naming
         ``target.<column>`` and ``source.<column>``) only the pairs that satisfy it."""
         check_optional_str("condition", condition)
-        self._update = True
+        self._matched = "update"
         self._condition = MatchCondition(condition) if condition is not None else None
+        return self
+
+    def when_matched_delete(self) -> MergeInsertBuilder:
+        """Delete the target rows that a source row matches (that source row is then
+        neither inserted nor used)."""
+        self._matched = "delete"
+        self._condition = None
+        return self
+
+    def when_matched_fail(self) -> MergeInsertBuilder:
+        """Refuse the whole merge, committing nothing, if any source row matches a target
+        row (:class:`~lance_semantic.errors.MatchedRowError`): an insert-only merge that
+        must not meet existing keys."""
+        self._matched = "fail"
+        self._condition = None
         return self
 
     def when_not_matched_insert_all(self) -> MergeInsertBuilder:
@@ -330,11 +373,11 @@ class MergeInsertBuilder:
         Raises ``ValueError`` when no ``when_*`` clause was chosen (the merge could change
         nothing; pylance refuses it the same way) before reading ``data``.
         """
-        if not (self._update or self._insert or self._delete):
+        if not (self._matched in ("update", "delete") or self._insert or self._delete):
             raise ValueError(
                 "merge_insert is not configured to change the data in any way: call "
-                "when_matched_update_all, when_not_matched_insert_all or "
-                "when_not_matched_by_source_delete before execute"
+                "when_matched_update_all, when_matched_delete, when_not_matched_insert_all "
+                "or when_not_matched_by_source_delete before execute"
             )
         source = coerce_reader(data).read_all()
         return retrying(self._ds, lambda: self._execute(source))
@@ -398,7 +441,13 @@ class MergeInsertBuilder:
                 offsets, src_idx = matches(batch)
                 matched_source[src_idx] = True
                 batch_offsets = batch.column(ROW_OFFSET).to_numpy()
-                if self._update and len(offsets):
+                if self._matched == "fail" and len(offsets):
+                    row = source.slice(int(src_idx[0]), 1).to_pylist()[0]
+                    raise MatchedRowError({k: row[k] for k in self._on})
+                if self._matched == "delete" and len(offsets):
+                    hits.setdefault(frag.id, []).append(offsets.astype(np.uint32))
+                    counts["deleted"] += len(offsets)
+                if self._matched == "update" and len(offsets):
                     src_rows = source.take(pa.array(src_idx))
                     chosen = offsets
                     rows = None

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidExpressionError, ReadError
+from ..errors import ColumnNotFoundError, InvalidExpressionError, ReadError
 from ..manifest.model import Fragment
 from ..read.output import blob_values_schema, check_override_paths, output_schema
 from ..read.scan import FragmentReader, empty_rows
@@ -54,7 +54,7 @@ class Predicate:
         self.expr = expr
         self._sql: SqlExpression | None = None
         if isinstance(expr, str):
-            self._sql = SqlExpression(expr)
+            self._sql = SqlExpression(expr, is_filter=True)
             self.columns = referenced_columns(expr, table.names)
         elif isinstance(expr, pc.Expression):
             self.columns = list(table.names)
@@ -212,7 +212,7 @@ def _path_of(table: TableSchema, text: str) -> tuple[str, ...] | None:
     """The field path ``text`` names (a top-level column or struct children), else None."""
     try:
         return _split_path(table, text)
-    except ReadError:
+    except (ReadError, ColumnNotFoundError):
         return None
 
 
@@ -222,9 +222,7 @@ def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:
     try:
         field = table.field(col)
     except KeyError:
-        raise ReadError(
-            f"no column '{col}' in the dataset (columns: {', '.join(table.names)})"
-        ) from None
+        raise ColumnNotFoundError(col, table.names) from None
     parts = tuple(col.split("."))
     if any(table.field(".".join(parts[:i])).logical_type != "struct" for i in range(1, len(parts))):
         raise ReadError(f"cannot select '{field.path}': only struct children can be selected")

@@ -22,7 +22,12 @@ from ..storage.datafile import WRITABLE_VERSIONS
 from ..storage.object_store import ObjectStore, open_store
 from ..write.blob_values import v1_inputs_as_v2
 from ..write.boundary import Boundary
-from ..write.fragments import coerce_reader, parse_storage_version, write_fragments
+from ..write.fragments import (
+    MAX_BYTES_PER_FILE,
+    coerce_reader,
+    parse_storage_version,
+    write_fragments,
+)
 from . import arguments as args
 
 if TYPE_CHECKING:
@@ -46,12 +51,13 @@ def _storage_version(requested: str | None) -> str:
 def write_dataset(
     data: Any,
     uri: str | os.PathLike[str] | ObjectStore,
-    *,
-    mode: Literal["create", "append", "overwrite"] = "create",
     schema: pa.Schema | None = None,
+    mode: Literal["create", "append", "overwrite"] = "create",
+    *,
     data_storage_version: str | None = None,
     semantic_types: bool | None = None,
     max_rows_per_file: int = 1_048_576,
+    max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     storage_options: Mapping[str, str] | None = None,
     allow_external_blob_outside_bases: bool = False,
     _uri: str | None = None,
@@ -69,8 +75,13 @@ def write_dataset(
         overwrite create the table when there is none, as in pylance.
     data_storage_version
         ``"2.0"`` … ``"2.3"`` (or ``"stable"`` / ``"next"``) for new tables; default ``"2.2"``.
+    schema
+        The schema to write ``data`` as (columns are selected and cast to it), as pylance.
     max_rows_per_file
         Rows per data file; larger inputs are split into several fragments.
+    max_bytes_per_file
+        A soft limit on each data file's size, as pylance's: a new file starts once the rows
+        written to the current one hold this many bytes in Arrow memory (default 90 GiB).
     allow_external_blob_outside_bases
         Store blob v2 values given as URIs as absolute external URIs (as pylance's option of
         the same name; without it such values are refused).
@@ -86,6 +97,7 @@ def write_dataset(
 
     args.check_mode("mode", mode, ("create", "append", "overwrite"))
     max_rows_per_file = args.check_int("max_rows_per_file", max_rows_per_file, minimum=1)
+    max_bytes_per_file = args.check_int("max_bytes_per_file", max_bytes_per_file, minimum=1)
     args.check_optional_str("data_storage_version", data_storage_version)
     args.check_optional_bool("semantic_types", semantic_types)
     args.check_bool("allow_external_blob_outside_bases", allow_external_blob_outside_bases)
@@ -143,6 +155,7 @@ def write_dataset(
             appending=appending,
             version=version,
             max_rows_per_file=max_rows_per_file,
+            max_bytes_per_file=max_bytes_per_file,
             written=written,
             allow_external_blobs=allow_external_blob_outside_bases,
         )
@@ -174,6 +187,7 @@ def write_rows(
     appending: bool,
     version: str,
     max_rows_per_file: int = 1_048_576,
+    max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     written: list[str],
     allow_external_blobs: bool = False,
 ) -> list[Fragment]:
@@ -200,6 +214,7 @@ def write_rows(
         flagged=flagged,
         version=version,
         max_rows_per_file=max_rows_per_file,
+        max_bytes_per_file=max_bytes_per_file,
         on_file=written.append,
         allow_external_blobs=allow_external_blobs,
     )

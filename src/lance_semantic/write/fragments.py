@@ -22,7 +22,19 @@ from ..storage.paths import new_data_file_name
 from .blob_values import BlobPreparer, blob_columns
 from .boundary import check_file_layout
 
-__all__ = ["coerce_reader", "write_fragments", "parse_storage_version", "unsliced_array"]
+#: pylance's default ``max_bytes_per_file`` (90 GiB)
+MAX_BYTES_PER_FILE = 90 * 1024**3
+
+__all__ = [
+    "MAX_BYTES_PER_FILE",
+    "coerce_reader",
+    "write_fragments",
+    "parse_storage_version",
+    "unsliced_array",
+]
+
+#: pylance's default ``max_bytes_per_file`` (90 GiB)
+MAX_BYTES_PER_FILE = 90 * 1024**3
 
 
 def parse_storage_version(version: str) -> tuple[int, int]:
@@ -32,13 +44,23 @@ def parse_storage_version(version: str) -> tuple[int, int]:
 
 def coerce_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReader:
     """One entry for every accepted input: Table, RecordBatch, RecordBatchReader, an iterable
-    of batches, a pandas / polars DataFrame, or anything with ``__arrow_c_stream__``."""
+    of batches, a pandas / polars DataFrame, a list of dicts (rows), a dict of lists
+    (columns), a ``pyarrow.dataset.Dataset`` (a pylance dataset too), or anything with
+    ``__arrow_c_stream__``."""
+    import pyarrow.dataset as pds
+
     if isinstance(data, pa.RecordBatchReader):
         reader = data
     elif isinstance(data, pa.Table):
         reader = data.to_reader()
     elif isinstance(data, pa.RecordBatch):
         reader = pa.RecordBatchReader.from_batches(data.schema, [data])
+    elif isinstance(data, pds.Dataset):  # streamed, batch by batch
+        reader = data.scanner().to_reader()
+    elif isinstance(data, dict):
+        reader = pa.table(data, schema=schema).to_reader()
+    elif isinstance(data, (list, tuple)) and data and all(isinstance(r, dict) for r in data):
+        reader = pa.Table.from_pylist(list(data), schema=schema).to_reader()
     elif hasattr(data, "__arrow_c_stream__") and not isinstance(data, (list, tuple)):
         reader = pa.RecordBatchReader.from_stream(data)
     elif type(data).__module__.startswith("pandas"):
@@ -129,6 +151,7 @@ def write_fragments(
     flagged: bool,
     version: str,
     max_rows_per_file: int,
+    max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     on_file: Callable[[str], None] | None = None,
     allow_external_blobs: bool = False,
 ) -> list[Fragment]:
@@ -136,7 +159,9 @@ def write_fragments(
 
     Each batch is already in its exact physical layout (the write boundary made it so) and
     its schema becomes the data file's schema. A new data file starts when the current one
-    reaches ``max_rows_per_file`` rows or when a batch's physical schema differs (each data
+    reaches ``max_rows_per_file`` rows, once the rows written to it hold
+    ``max_bytes_per_file`` bytes in Arrow memory (a soft limit, as pylance's), or when a
+    batch's physical schema differs (each data
     file may hold a different layout). ``fields`` are the table's top-level fields in the
     input's shape, for ``DataFile.fields``; each new file's schema must hold their types
     (:func:`~lance_semantic.write.boundary.check_file_layout`, the rule of a ``flagged``
@@ -171,11 +196,13 @@ def write_fragments(
 
     dictionaries = _NarrowDictionaries()
     done = 0  # rows of ``batches`` written so far
+    file_bytes = 0  # Arrow bytes of the rows written to the current file
     try:
         for batch in batches:
             while batch.num_rows:
                 if writer is not None and (
                     writer.num_rows >= max_rows_per_file
+                    or file_bytes >= max_bytes_per_file
                     or not batch.schema.equals(logical, check_metadata=True)
                     or not dictionaries.fits(batch)
                 ):
@@ -198,6 +225,7 @@ def write_fragments(
                         )
                     schema = blobs.schema if blobs is not None else batch.schema
                     writer = DataFileWriter(store, name, schema, version)
+                    file_bytes = 0
                 room = max_rows_per_file - writer.num_rows
                 part = batch.slice(0, room) if batch.num_rows > room else batch  # copied when
                 # sliced structs need it (storage.datafile)
@@ -207,6 +235,7 @@ def write_fragments(
                     err.at_offset(done)
                     raise
                 done += part.num_rows
+                file_bytes += part.get_total_buffer_size()
                 batch = batch.slice(room) if batch.num_rows > room else batch.slice(0, 0)
     except BaseException:
         # close the open file so that it is a named file (which the caller removes), not the
