@@ -41,7 +41,20 @@ __all__ = [
 
 
 class LanceSemanticError(Exception):
-    """Base class of every error raised by lance-semantic."""
+    """Base class of every error raised by lance-semantic.
+
+    Every error pickles with its attributes (a worker's error reaches the caller as the
+    same class): it is rebuilt from its message and attributes, not by calling its
+    constructor again.
+
+    >>> import pickle
+    >>> e = pickle.loads(pickle.dumps(SchemaMismatchError("a.b", "int64", "string")))
+    >>> type(e).__name__, e.field_path
+    ('SchemaMismatchError', 'a.b')
+    """
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
 class SchemaError(LanceSemanticError):
@@ -421,3 +434,13 @@ class CommitConflictError(CommitError):
             f"{attempted_version}"
         )
         super().__init__(msg + (f" ({reason})" if reason else ""))
+
+
+def _rebuild(
+    cls: type[LanceSemanticError], args: tuple[object, ...], state: dict[str, object]
+) -> LanceSemanticError:
+    """An unpickled error: its class, message arguments and attributes as they were."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error

@@ -1,0 +1,78 @@
+"""Every library error pickles and unpickles as the same class with the same message and
+attributes (issue 16 item 4): an error raised in a worker process or a Ray task reaches the
+caller as itself, field path included."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from lance_semantic import errors as E
+
+INSTANCES = [
+    E.LanceSemanticError("plain"),
+    E.SchemaError("schema"),
+    E.WriteError("write"),
+    E.ReadError("read"),
+    E.ManifestError("manifest"),
+    E.CommitError("commit"),
+    E.DatasetNotFoundError("/t", "no _versions"),
+    E.DatasetExistsError("/t"),
+    E.CorruptManifestError("/t/_versions/1.manifest", "truncated", named_path="data/x.lance"),
+    E.CorruptTableError("/t/data/x.lance", "missing"),
+    E.UnsupportedFeatureError(1 << 40, kind="reader", uri="/t", features=("x",)),
+    E.UnsupportedTypeError("a.b", "map<int, int>", "why"),
+    E.ReservedExtensionNameError("a", "lance.json"),
+    E.SchemaMismatchError("a.b", "int64", "string", "reason"),
+    E.UnsupportedInputTypeError("a.b", "string", "int32"),
+    E.InvalidJsonError("doc", 3, "unexpected end", '{"a"'),
+    E.InvalidBlobError("clip", 4, "not bytes"),
+    E.InvariantViolationError("a", "utf8", None, "large_utf8", "arrow.json"),
+    E.OutputEncodingOverflowError("s", 1 << 32, "utf8"),
+    E.InvalidOutputEncodingError("s", "utf9", "unknown"),
+    E.CommitConflictError(3, 4, "same rows", retryable=False),
+    E.NotSupportedYetError("a feature"),
+    E.InvalidExpressionError("id >", "syntax"),
+    E.DuplicateKeyError(["id"]),
+    E.ColumnNotFoundError("nope", ["id", "s"]),
+    E.SchemaEvolutionError("a", "duplicate name"),
+    E.MatchedRowError({"id": 4}),
+]
+
+
+def test_the_table_covers_every_exported_error() -> None:
+    exported = {getattr(E, n) for n in E.__all__ if isinstance(getattr(E, n), type)}
+    assert exported == {type(e) for e in INSTANCES}
+
+
+def _same(a: BaseException, b: BaseException) -> None:
+    assert type(a) is type(b)
+    assert str(a) == str(b) and a.args == b.args
+    assert a.__dict__ == b.__dict__
+
+
+@pytest.mark.parametrize("error", INSTANCES, ids=lambda e: type(e).__name__)
+def test_every_error_round_trips_through_pickle(error: BaseException) -> None:
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        _same(pickle.loads(pickle.dumps(error, protocol=protocol)), error)
+
+
+def test_a_row_error_keeps_its_shifted_row() -> None:
+    e = E.InvalidJsonError("doc", 3, "bad").at_offset(100)
+    back = pickle.loads(pickle.dumps(e))
+    assert back.row == 103 and "row 103" in str(back)
+
+
+def test_an_error_raised_in_another_process_arrives_as_itself() -> None:
+    code = (
+        "import pickle, sys\n"
+        "from lance_semantic.errors import SchemaMismatchError\n"
+        "sys.stdout.buffer.write(pickle.dumps(SchemaMismatchError('st.x', 'int64', 'utf8')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    e = pickle.loads(out)
+    assert isinstance(e, E.SchemaMismatchError) and e.field_path == "st.x"
+    assert e.table_type == "int64" and "st.x" in str(e)
