@@ -16,6 +16,7 @@ from .dataset.writing import write_dataset
 from .errors import (
     ColumnNotFoundError,
     CommitConflictError,
+    CommitOutcomeUnknownError,
     CorruptManifestError,
     CorruptTableError,
     DatasetExistsError,
@@ -58,6 +59,7 @@ __all__ = [
     "errors",
     "LanceSemanticError",
     "CommitConflictError",
+    "CommitOutcomeUnknownError",
     "ColumnNotFoundError",
     "MatchedRowError",
     "DuplicateKeyError",

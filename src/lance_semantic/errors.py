@@ -37,6 +37,7 @@ __all__ = [
     "ColumnNotFoundError",
     "SchemaEvolutionError",
     "MatchedRowError",
+    "CommitOutcomeUnknownError",
 ]
 
 
@@ -434,6 +435,25 @@ class CommitConflictError(CommitError):
             f"{attempted_version}"
         )
         super().__init__(msg + (f" ({reason})" if reason else ""))
+
+
+class CommitOutcomeUnknownError(CommitError, OSError):
+    """Raised when publishing a version failed in a way that leaves unknown whether the
+    manifest was stored (the store's answer was lost and the manifest cannot be read
+    back). The operation's data files are kept, since a published manifest may name them;
+    ``ls.dataset(uri)`` shows whether version ``attempted_version`` exists."""
+
+    def __init__(self, attempted_version: int, path: str, cause: str) -> None:
+        self.attempted_version = attempted_version
+        self.path = path
+        self.cause = cause
+        super().__init__(
+            f"could not tell whether version {attempted_version} was published ({path}): "
+            f"{cause}; its data files are kept; open the table to see which version is latest"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def _rebuild(

@@ -40,6 +40,7 @@ INSTANCES = [
     E.ColumnNotFoundError("nope", ["id", "s"]),
     E.SchemaEvolutionError("a", "duplicate name"),
     E.MatchedRowError({"id": 4}),
+    E.CommitOutcomeUnknownError(5, "s3://b/t/_versions/5.manifest", "timeout"),
 ]
 
 

@@ -9,7 +9,12 @@ import operator
 import uuid as uuidlib
 from collections.abc import Mapping
 
-from ..errors import CommitConflictError, CorruptManifestError, DatasetNotFoundError
+from ..errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    CorruptManifestError,
+    DatasetNotFoundError,
+)
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_transaction
 from ..manifest.model import Fragment, Manifest, Operation, Restore, Transaction
@@ -186,6 +191,30 @@ def _write_hint(store: ObjectStore, version: int) -> None:
     )
 
 
+def _publish(store: ObjectStore, path: str, data: bytes, version: int) -> bool:
+    """Put manifest ``data`` at ``path`` if absent: True when it is there now as ours.
+
+    An object store client retries a PUT whose answer was lost; the retry then meets the
+    manifest the first attempt stored and gets 412. So a refusal, or a failed PUT, is
+    checked by reading the manifest back: byte for byte ours (it names this attempt's
+    transaction uuid) means published. A failed PUT whose manifest cannot be read back has
+    an unknown outcome (:class:`CommitOutcomeUnknownError`; the data files are kept)."""
+    try:
+        if store.put_if_absent(path, data):
+            return True
+    except OSError as e:
+        try:
+            return store.get(path) == data
+        except FileNotFoundError:
+            raise e from None  # not stored: the caller removes its files
+        except OSError as again:
+            raise CommitOutcomeUnknownError(version, store.uri(path), str(again)) from e
+    try:
+        return store.get(path) == data
+    except FileNotFoundError:  # (refused, then gone: a store that cannot happen on)
+        return False
+
+
 def commit(
     store: ObjectStore,
     base: Manifest | None,
@@ -237,8 +266,8 @@ def commit(
             add_flags=add_flags,
         )
         data = encode_manifest_file(manifest, txn)
-        if store.put_if_absent(
-            f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data
+        if _publish(
+            store, f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data, version
         ):
             if store.is_local:
                 _write_hint(store, version)

@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..commit.committer import commit
-from ..errors import NotSupportedYetError, WriteError
+from ..errors import CommitOutcomeUnknownError, NotSupportedYetError, WriteError
 from ..manifest import flags
 from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
 from ..read.blob_descriptors import BlobAwareReader
@@ -365,6 +365,8 @@ def compact_files(ds: Dataset, options: CompactionOptions) -> CompactionMetrics:
             numbered = tuple(replace(f, id=i) for f, i in zip(new, ids, strict=True))
             groups.append(RewriteGroup(old_fragments=task.fragments, new_fragments=numbered))
         manifest = commit(store, base, Rewrite(groups=tuple(groups)))
+    except CommitOutcomeUnknownError:
+        raise  # a published manifest may name the files: kept
     except BaseException:
         for name in written:
             store.delete(f"{DATA_DIR}/{name}")

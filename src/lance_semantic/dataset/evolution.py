@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..commit.committer import commit
-from ..errors import NotSupportedYetError
+from ..errors import CommitOutcomeUnknownError, NotSupportedYetError
 from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Merge, Project, preserves_nullability
 from ..read.output import output_field
@@ -506,6 +506,8 @@ def _rewrite(ds: Dataset, plan: _Alteration, new_schema: TableSchema) -> Dataset
             and preserves_nullability(old_schema, new_schema),
         )
         ds._advance(commit(ds._store, ds.manifest, op))
+    except CommitOutcomeUnknownError:
+        raise  # a published manifest may name the files: kept
     except BaseException:
         delete_written(ds._store, written)
         raise

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ..commit.committer import commit
-from ..errors import NotSupportedYetError
+from ..errors import CommitOutcomeUnknownError, NotSupportedYetError
 from ..manifest.model import Merge, preserves_nullability
 from ..read.views import has_view, to_kernel_layout
 from ..schema.arrow import assign_new_ids
@@ -109,6 +109,8 @@ def _write_and_commit(
         if check is not None:
             check()
         return _commit_merge(ds, fields, files)
+    except CommitOutcomeUnknownError:
+        raise  # a published manifest may name the files: kept
     except BaseException:
         delete_written(ds._store, written)
         raise

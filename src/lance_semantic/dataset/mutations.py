@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from ..commit.committer import commit
 from ..errors import (
+    CommitOutcomeUnknownError,
     DuplicateKeyError,
     InvalidJsonError,
     MatchedRowError,
@@ -215,6 +216,8 @@ def _commit_update(
             fields_for_preserving_frag_bitmap=tuple(preserving),
         )
         ds._advance(commit(ds._store, ds.manifest, op, affected_rows=affected))
+    except CommitOutcomeUnknownError:
+        raise  # a published manifest may name the files: kept
     except BaseException:
         for name in written:
             ds._store.delete(f"data/{name}")

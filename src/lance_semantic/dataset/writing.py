@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 
 from ..commit.committer import commit, is_latest, latest_version, load_manifest
-from ..errors import DatasetExistsError, NotSupportedYetError
+from ..errors import CommitOutcomeUnknownError, DatasetExistsError, NotSupportedYetError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
 from ..manifest.model import Append, Fragment, Manifest, Overwrite
 from ..schema.arrow import schema_from_arrow
@@ -170,6 +170,8 @@ def write_dataset(
             data_format=("lance", version),
             add_flags=FLAG_SEMANTIC_TYPES if flagged else 0,
         )
+    except CommitOutcomeUnknownError:
+        raise  # a published manifest may name the files: kept
     except BaseException:
         for name in written:
             store.delete(f"data/{name}")

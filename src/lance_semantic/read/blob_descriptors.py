@@ -104,9 +104,7 @@ def _shadow(
         file_minor_version=version[1],
         base_id=1,
     )
-    base = tpb.Manifest(
-        base_paths=[tpb.BasePath(id=1, is_dataset_root=True, path=table_root)]
-    )
+    base = tpb.Manifest(base_paths=[tpb.BasePath(id=1, is_dataset_root=True, path=table_root)])
     manifest = Manifest(
         schema=TableSchema.of((_shadow_field(field_id, v2),)),
         fragments=(Fragment(id=0, files=(data_file,), physical_rows=num_rows),),
