@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ import obstore  # noqa: E402
 from _counting_proxy import CountingProxy, Request  # noqa: E402
 from _harness import WrongResult  # noqa: E402
 from datagen import generate, take_indices  # noqa: E402
+from obstore.exceptions import AlreadyExistsError  # noqa: E402
 from obstore.store import S3Store  # noqa: E402
 from tests.s3 import seaweed  # noqa: E402
 
@@ -133,14 +135,14 @@ class Site:
     def __init__(self, directory: str) -> None:
         self.server = seaweed.start(Path(directory))
         self.proxies: dict[str, CountingProxy] = {}
+        self.direct: Options = self.server.storage_options
+        o = {k: v for k, v in self.direct.items() if k != "allow_http"}
+        self._bucket = S3Store(seaweed.BUCKET, config=o, client_options={"allow_http": True})
         try:
             self.renew_proxies()
         except BaseException:
             self.stop()
             raise
-        self.direct: Options = self.server.storage_options
-        o = {k: v for k, v in self.direct.items() if k != "allow_http"}
-        self._bucket = S3Store(seaweed.BUCKET, config=o, client_options={"allow_http": True})
 
     def renew_proxies(self) -> None:
         """A new proxy (on a new port) per engine: storage options the process has not seen,
@@ -150,6 +152,30 @@ class Site:
         self.proxies = {}
         for e in ENGINES:
             self.proxies[e.name] = CountingProxy(self.server.endpoint)
+            self._check_proxy(self.proxies[e.name])
+
+    def _check_proxy(self, proxy: CountingProxy) -> None:
+        """Through ``proxy``, a signed PUT must succeed (SigV4 signs the Host header, which the
+        proxy passes on unchanged) and a second ``If-None-Match: *`` PUT of the key must come
+        back as 412 (the commit protocol of both engines depends on it)."""
+        config = {k: v for k, v in self.direct.items() if k != "allow_http"}
+        config["aws_endpoint"] = proxy.endpoint
+        client = {"allow_http": True}
+        store = S3Store(seaweed.BUCKET, prefix="_proxy-check", config=config, client_options=client)
+        key = f"{uuid.uuid4().hex}.probe"
+        proxy.reset()
+        obstore.put(store, key, b"first", mode="create")
+        try:
+            obstore.put(store, key, b"second", mode="create")
+        except AlreadyExistsError:
+            pass
+        else:
+            raise RuntimeError("a second If-None-Match: * PUT through the proxy was accepted")
+        statuses = [r.status for r in proxy.log()]
+        if statuses != [200, 412]:
+            raise RuntimeError(f"the proxy forwarded the probe PUTs as {statuses}")
+        obstore.delete(self._bucket, f"_proxy-check/{key}")
+        proxy.reset()
 
     def counted(self, e: Engine) -> Options:
         """The engine's storage options with ``aws_endpoint`` at its proxy."""
@@ -418,14 +444,16 @@ def _load() -> str:
 
 
 def _weed_version() -> str:
+    """The version number ``weed version`` prints (``version 8000GB 4.48 pypi linux amd64``)."""
     out = subprocess.run([seaweed.weed_binary(), "version"], capture_output=True, text=True)
-    return " ".join(out.stdout.split()[:3])
+    words = out.stdout.split()
+    return next((w for w in words if w[:1].isdigit() and "." in w), " ".join(words[:3]))
 
 
 def main(argv: list[str] | None = None) -> int:
     p = h.parser(__doc__)
     p.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows written and read")
-    p.add_argument("--repeat", type=int, default=5, help="timed rounds per operation")
+    p.add_argument("--repeat", type=int, default=7, help="timed rounds per operation")
     p.add_argument("--append-rows", type=int, default=10, help="rows per append")
     p.add_argument("--only", action="append", choices=OPERATIONS, help="operation (repeatable)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
@@ -450,6 +478,11 @@ def main(argv: list[str] | None = None) -> int:
     counted: list[Counted] = []
     with h.workdir("bench-s3-", args.tmpdir) as workdir:
         site = Site(workdir)
+        print(
+            "SeaweedFS up; proxies checked (signed PUT passes, a second If-None-Match: * PUT "
+            "comes back 412)",
+            flush=True,
+        )
         try:
             suite = Suite(site, args.rows, args.append_rows, args.repeat)
             suite.prepare()
@@ -467,7 +500,10 @@ def main(argv: list[str] | None = None) -> int:
         "\nseconds: median of the timed runs (straight to SeaweedFS); ratio: lance-semantic / "
         "pylance (medians); best: the same on the fastest runs"
     )
-    print("\nrequests of one untimed run per operation (through the counting proxy):\n")
+    print(
+        "\nrequests per operation (untimed, through the counting proxies; run 1: the first use "
+        "of new storage options in the process, run 2: the next):\n"
+    )
     print(format_counts(counted))
     print("\nrequests by key (<table>/ cut off):\n")
     print(format_requests(counted, every=args.requests))
