@@ -35,6 +35,7 @@ run 2 follows it, as the timed rounds follow the warm-up. ``--requests`` prints 
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -439,6 +440,12 @@ class Suite:
 
 
 # ---- command line and output -------------------------------------------------------------------
+def paired(r: h.Result) -> float:
+    """The median of the per-round ratios ours / pylance (the two ran back to back)."""
+    ratios = [b / a for a, b in zip(r.pylance_runs, r.ours_runs, strict=True) if a]
+    return statistics.median(ratios) if ratios else float("nan")
+
+
 def _load() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -496,9 +503,11 @@ def main(argv: list[str] | None = None) -> int:
     env["load_average_end"] = _load()
     print()
     print(h.format_table(results, widths=(9, 10, 17)))
+    print("paired: " + ", ".join(f"{r.operation} {paired(r):.2f}x" for r in results))
     print(
         "\nseconds: median of the timed runs (straight to SeaweedFS); ratio: lance-semantic / "
-        "pylance (medians); best: the same on the fastest runs"
+        "pylance (medians); best: the same on the fastest runs; paired: the median of the "
+        "per-round ratios (damps load that drifts between rounds)"
     )
     print(
         "\nrequests per operation (untimed, through the counting proxies; run 1: the first use "
@@ -522,7 +531,10 @@ def main(argv: list[str] | None = None) -> int:
         "storage_version": STORAGE_VERSION,
     }
     if args.json:
-        records = [{**vars(r), "best_ratio": r.best_ratio, "status": r.status} for r in results]
+        records = [
+            {**vars(r), "best_ratio": r.best_ratio, "paired_ratio": paired(r), "status": r.status}
+            for r in results
+        ]
         h.write_json(
             args.json, env, parameters, results=records, requests=[c.record() for c in counted]
         )
