@@ -11,8 +11,9 @@ status, headers and body are streamed back. One upstream connection is kept per 
 connection.
 
 Each forwarded request is logged (:class:`Request`: method, path and query, ``Range`` header,
-status, body bytes each way, and whether it was resent: once, on a new upstream connection, when
-a kept-alive one had closed before any answer). Two paths are answered by the proxy itself and
+status, body bytes each way, whether it was resent (once, on a new upstream connection, when a
+kept-alive one had closed before any answer) and whether it opened its client connection, which
+counts the connections a client made). Two paths are answered by the proxy itself and
 never forwarded:
 
 - ``GET /__proxy__/log``: the log since the last reset, as JSON, once no request is in flight
@@ -56,6 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the S3 clients expect
     server: _Server
     upstream: http.client.HTTPConnection | None = None
+    used = False  # whether a request was forwarded on this client connection
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 -- quiet
         pass
@@ -132,6 +134,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.idle:
             self.server.in_flight += 1
         entry: list[Any] = [self.command, self.path, self.headers.get("Range"), 0, 0, 0, 0]
+        entry.append(0 if self.used else 1)  # the first request of its client connection
+        self.used = True
         try:
             body = self._read_body()
             entry[4] = len(body)
@@ -198,6 +202,7 @@ class Request:
     sent: int  # request body bytes
     received: int  # response body bytes
     resent: int  # 1 when it was sent a second time on a new upstream connection
+    new_connection: int  # 1 when it was the first request on its client connection
 
     @property
     def kind(self) -> str:

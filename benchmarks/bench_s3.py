@@ -26,7 +26,8 @@ read back by the *other* engine, scans and takes compared with the source rows.
 Requests: a counting reverse proxy (``_counting_proxy.py``, a process of its own) sits in front
 of SeaweedFS for each engine. The timed rounds go straight to SeaweedFS; after them, each
 operation runs twice more, untimed, with ``aws_endpoint`` pointed at the engine's proxy, and the
-requests of each run are counted per method (``LIST`` = a ``GET`` with ``list-type``). Each
+requests of each run are counted per method (``LIST`` = a ``GET`` with ``list-type``), with the
+TCP connections the engine opened (``conns``; each costs a handshake, and a TLS one on S3). Each
 operation gets new proxies (new ports), so its run 1 is the first use of those storage options
 in the process (what an engine caches per store or per open file is cold, as in a new process);
 run 2 follows it, as the timed rounds follow the warm-up. ``--requests`` prints every request.
@@ -243,6 +244,11 @@ class Counted:
     def counts(self) -> Counter[str]:
         return Counter(r.kind for r in self.requests)
 
+    @property
+    def connections(self) -> int:
+        """New TCP connections the engine opened to the proxy during the run."""
+        return sum(r.new_connection for r in self.requests)
+
     def described(self, plain: bool = False) -> Counter[str]:
         """How many requests of each description (``plain``: without the delimiter note,
         which is how the two engines' listings differ)."""
@@ -258,6 +264,7 @@ class Counted:
             "bytes_sent": sum(r.sent for r in self.requests),
             "bytes_received": sum(r.received for r in self.requests),
             "resent": sum(r.resent for r in self.requests),
+            "connections": self.connections,
             "requests": [describe(r, self.table) for r in self.requests],
         }
 
@@ -266,7 +273,7 @@ def format_counts(counted: list[Counted]) -> str:
     head = (
         f"{'operation':<9} {'run':>3} {'engine':<15}"
         + "".join(f"{k:>7}" for k in KINDS)
-        + f"{'total':>7}{'MB sent':>9}{'MB recv':>9}"
+        + f"{'total':>7}{'conns':>7}{'MB sent':>9}{'MB recv':>9}"
     )
     lines = [head, "-" * len(head)]
     for c in counted:
@@ -275,6 +282,7 @@ def format_counts(counted: list[Counted]) -> str:
             f"{c.operation:<9} {c.run:>3} {c.engine:<15}"
             + "".join(f"{n.get(k, 0):>7}" for k in KINDS)
             + f"{len(c.requests):>7}"
+            + f"{c.connections:>7}"
             + f"{sum(r.sent for r in c.requests) / 1e6:>9.2f}"
             + f"{sum(r.received for r in c.requests) / 1e6:>9.2f}"
         )
