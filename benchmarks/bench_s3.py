@@ -17,6 +17,8 @@ the same ``max_rows_per_file`` for both, so ``--rows`` 500,000 make one fragment
 ``take``     ``dataset(uri).take(idx)``, 1,000 distinct random rows in random order
 ``append``   ``write_dataset(rows, uri, mode="append")`` of ``--append-rows`` rows (default 10)
              to an existing table of 1,000 rows (each round adds one version)
+``insert``   the same append on a handle at the latest version, opened before (untimed):
+             ``ds.insert(rows)``, pylance ``write_dataset(rows, ds, mode="append")``
 
 Timing follows the other scripts (``_harness.measure``): an untimed warm-up round checked in
 full, then ``--repeat`` timed rounds with the engine that goes first alternating; medians and
@@ -72,7 +74,7 @@ MAX_ROWS_PER_FILE = 1_048_576
 DEFAULT_ROWS = 500_000
 BASE_ROWS = 1_000  # rows of the table the appends go to
 TARGET = 1.2
-OPERATIONS = ("write", "open", "scan", "take", "append")
+OPERATIONS = ("write", "open", "scan", "take", "append", "insert")
 KINDS = ("GET", "LIST", "HEAD", "PUT", "POST", "DELETE")
 U64_MAX = 2**64 - 1
 Options = Mapping[str, str]
@@ -94,6 +96,12 @@ class Engine:
             data_storage_version=STORAGE_VERSION,
             storage_options=dict(options),
         )
+
+    def insert(self, ds: Any, data: pa.Table) -> Any:
+        """Append ``data`` on the handle ``ds``."""
+        if self is PYLANCE:
+            return lance.write_dataset(data, ds, mode="append")
+        return ds.insert(data)
 
     def open(self, uri: str, options: Options) -> Any:
         return self.dataset(uri, storage_options=dict(options))
@@ -334,7 +342,7 @@ class Suite:
         self.idx = take_indices(rows)
         self.want_take = self.source.take(pa.array(self.idx))
         #: the appends' source: the base table, then one slice of ``append_rows`` per append
-        self.append_source = generate(BASE_ROWS + append_rows * (repeat + 3))
+        self.append_source = generate(BASE_ROWS + append_rows * 2 * (repeat + 3))
         self.appended = {e.name: 0 for e in ENGINES}
         self.tables = {e.name: site.uri(e, "table") for e in ENGINES}
         self.append_tables = {e.name: site.uri(e, "append") for e in ENGINES}
@@ -369,12 +377,15 @@ class Suite:
             return lambda: e.open(uri, options).to_table()
         if op == "take":
             return lambda: e.open(uri, options).take(self.idx)
-        if op == "append":
+        if op in ("append", "insert"):
             start = BASE_ROWS + self.append_rows * self.appended[e.name]
             self.appended[e.name] += 1
             batch = self.append_source.slice(start, self.append_rows)
             uri = self.append_tables[e.name]
-            return lambda: e.write(batch, uri, options, mode="append")
+            if op == "append":
+                return lambda: e.write(batch, uri, options, mode="append")
+            ds = e.open(uri, options)  # untimed: the handle is at the latest version
+            return lambda: e.insert(ds, batch)
         raise ValueError(op)
 
     def check(self, op: str, e: Engine, out: Any, full: bool, tag: str) -> None:
@@ -391,7 +402,7 @@ class Suite:
             check_table(what, out, self.source, full)
         elif op == "take":
             check_table(what, out, self.want_take, full=True)
-        elif op == "append":
+        elif op in ("append", "insert"):
             rows = BASE_ROWS + self.append_rows * self.appended[e.name]
             uri = self.append_tables[e.name]
             latest = other(e).open(uri, self.site.direct)
@@ -442,6 +453,7 @@ class Suite:
                 table = {
                     "write": self.site.uri(e, f"write-{tag}"),
                     "append": self.append_tables[e.name],
+                    "insert": self.append_tables[e.name],
                 }.get(op, self.tables[e.name])
                 out.append(Counted(op, run, e.name, table, requests))
         return out
