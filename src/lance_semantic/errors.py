@@ -18,6 +18,12 @@ __all__ = [
     "CommitError",
     "DatasetNotFoundError",
     "DatasetExistsError",
+    "VersionNotFoundError",
+    "TagError",
+    "TagNotFoundError",
+    "TagExistsError",
+    "InvalidTagNameError",
+    "TaggedVersionsCleanupError",
     "CorruptManifestError",
     "CorruptTableError",
     "UnsupportedFeatureError",
@@ -165,6 +171,53 @@ class DatasetExistsError(ManifestError, FileExistsError):
     def __init__(self, uri: str) -> None:
         self.uri = uri
         super().__init__(f"Dataset already exists: {uri} (use mode='append' or mode='overwrite')")
+
+
+class VersionNotFoundError(DatasetNotFoundError, ValueError):
+    """Raised when a version of an existing table does not exist (opening it, checking it
+    out, pointing a tag at it). A ``FileNotFoundError`` and a ``ValueError``: pylance 14
+    raises ``ValueError`` from ``lance.dataset(uri, version=N)`` and from the tag verbs, and
+    ``OSError`` from ``checkout_version(N)``."""
+
+    def __init__(self, uri: str, version: int) -> None:
+        self.version = version
+        super().__init__(uri, f"version {version} does not exist")
+
+
+class TagError(ManifestError):
+    """Base class of the errors about tags (``_refs/tags/<name>.json``)."""
+
+
+class TagNotFoundError(TagError, ValueError, OSError):
+    """Raised when a tag does not exist. A ``ValueError`` (what pylance 14 raises from
+    ``lance.dataset(version=tag)`` and the tag verbs) and an ``OSError`` (what it raises
+    from ``checkout_version(tag)``)."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        super().__init__(f"Ref not found: tag {tag} does not exist")
+
+    def __str__(self) -> str:  # OSError's own __str__ would format errno / strerror
+        return str(self.args[0])
+
+
+class TagExistsError(TagError, ValueError):
+    """Raised when creating a tag whose name is taken (pylance: ``ValueError``)."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        super().__init__(f"Ref conflict: tag {tag} already exists")
+
+
+class InvalidTagNameError(TagError, ValueError):
+    """Raised for a tag name Lance does not allow: empty; characters other than letters,
+    digits, ``.``, ``-``, ``_``; a leading or trailing dot; ``..``; a ``.lock`` suffix.
+    (pylance 14 raises ``OSError("Ref is invalid: ...")`` for the same names.)"""
+
+    def __init__(self, tag: str, reason: str) -> None:
+        self.tag = tag
+        self.reason = reason
+        super().__init__(f"invalid tag name {tag!r}: {reason}")
 
 
 class CorruptManifestError(ManifestError):
@@ -409,6 +462,24 @@ class InvalidOutputEncodingError(SchemaError, ValueError):
         self.encoding = encoding
         self.why = why
         super().__init__(f"field '{field_path}': invalid output encoding {encoding!r}: {why}")
+
+
+class TaggedVersionsCleanupError(CommitError, OSError):
+    """Raised by ``cleanup_old_versions(error_if_tagged_old_versions=True)`` when tagged
+    versions match the cleanup policy; nothing is deleted. ``tags`` maps each such tag to
+    its version. An ``OSError``, as pylance 14's cleanup error."""
+
+    def __init__(self, tags: dict[str, int]) -> None:
+        self.tags = dict(sorted(tags.items()))
+        listed = ", ".join(f"{name!r}: {version}" for name, version in self.tags.items())
+        super().__init__(
+            f"Cleanup error: {len(self.tags)} tagged version(s) have been marked for cleanup. "
+            f"Either set error_if_tagged_old_versions=False or delete the following tag(s) "
+            f"to enable cleanup: {{{listed}}}"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class CommitConflictError(CommitError):

@@ -14,6 +14,7 @@ from ..errors import (
     CommitOutcomeUnknownError,
     CorruptManifestError,
     DatasetNotFoundError,
+    VersionNotFoundError,
 )
 from ..manifest import flags
 from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_transaction
@@ -134,7 +135,7 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
         if not versions:
             raise DatasetNotFoundError(store.root)
         if version not in versions:
-            raise DatasetNotFoundError(store.root, f"version {version} does not exist")
+            raise VersionNotFoundError(store.root, version)
         file_name = versions[version]
     name = f"{paths.VERSIONS_DIR}/{file_name}"
     where = store.uri(name)

@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ..errors import NotSupportedYetError
+from .file_info import FileInfo
 from .remote_store import REMOTE_SCHEMES, RemoteObjectStore
 
-__all__ = ["ObjectStore", "LocalObjectStore", "open_store"]
+__all__ = ["ObjectStore", "LocalObjectStore", "FileInfo", "open_store"]
 
 
 class ObjectStore(Protocol):
@@ -43,6 +44,8 @@ class ObjectStore(Protocol):
     def size(self, path: str) -> int: ...
     def local_path(self, path: str) -> str: ...
     def state(self, paths: Sequence[str]) -> tuple[object, ...]: ...
+    def walk(self, prefix: str) -> Sequence[FileInfo]: ...
+    def remove_empty_dir(self, path: str) -> None: ...
 
 
 class LocalObjectStore:
@@ -134,6 +137,29 @@ class LocalObjectStore:
                 continue
             out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         return tuple(out)
+
+    def walk(self, prefix: str) -> Sequence[FileInfo]:
+        """Every file under the directory ``prefix``, at any depth (empty if missing);
+        symbolic links are not followed. Sorted by path."""
+        top = self.local_path(prefix)
+        out: list[FileInfo] = []
+        for here, dirs, names in os.walk(top):
+            dirs.sort()
+            rel = os.path.relpath(here, self.root).replace(os.sep, "/")
+            for name in names:
+                try:
+                    st = os.lstat(os.path.join(here, name))
+                except FileNotFoundError:  # removed while listing
+                    continue
+                out.append(FileInfo(f"{rel}/{name}", st.st_size, st.st_mtime_ns))
+        return sorted(out, key=lambda f: f.path)
+
+    def remove_empty_dir(self, path: str) -> None:
+        """Remove the directory ``path`` if it exists and is empty."""
+        try:
+            os.rmdir(self.local_path(path))
+        except OSError:
+            pass
 
 
 def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> ObjectStore:

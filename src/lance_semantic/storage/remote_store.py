@@ -19,6 +19,7 @@ from obstore.exceptions import AlreadyExistsError, BaseError, PreconditionError
 from obstore.store import from_url
 
 from ..errors import NotSupportedYetError
+from .file_info import FileInfo
 
 __all__ = ["RemoteObjectStore", "REMOTE_SCHEMES"]
 
@@ -192,3 +193,27 @@ class RemoteObjectStore:
         "directory", so what this feeds (skipping the checks of a manifest opened before)
         is not used; on an object store those checks are string checks only."""
         return tuple(None for _ in paths)
+
+    def walk(self, prefix: str) -> Sequence[FileInfo]:
+        """Every object under ``prefix/`` (a recursive listing), sorted by path."""
+        base = self._store_prefix(prefix)
+        out: list[FileInfo] = []
+        try:
+            for chunk in obstore.list(self._store, base):
+                for meta in chunk:
+                    path = meta["path"]
+                    modified = meta["last_modified"]
+                    ns = int(modified.timestamp()) * 1_000_000_000 + modified.microsecond * 1000
+                    out.append(FileInfo(path, int(meta["size"]), ns))
+        except FileNotFoundError:
+            return []
+        except BaseError as e:
+            raise _os_error(e, f"cannot list {self.uri(prefix)}") from e
+        return sorted(out, key=lambda f: f.path)
+
+    @staticmethod
+    def _store_prefix(prefix: str) -> str | None:
+        return f"{prefix.strip('/')}/" if prefix.strip("/") else None
+
+    def remove_empty_dir(self, path: str) -> None:
+        """Nothing to do: an object store has no directories."""

@@ -1,0 +1,189 @@
+"""The entries of a manifest's ``IndexSection``, decoded for reading (layer L3; facts §3
+"IndexSection / IndexMetadata").
+
+lance-semantic builds no index; this reads what pylance's indices record so that
+``Dataset.list_indices`` reports them as pylance does and cleanup keeps their files. The
+manifest itself keeps the section as raw bytes (``Manifest.index_section``).
+
+``IndexMetadata``: 1 uuid (``UUID{1 bytes}``) · 2 fields (repeated int32) · 3 name ·
+4 dataset_version · 5 fragment_bitmap (portable 32-bit roaring) · 6 index_details
+(``google.protobuf.Any``: 1 type_url, 2 value) · 7 index_version · 8 created_at (ms) ·
+9 base_id · 10 files (``IndexFile{1 path, 2 size_bytes}``).
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pyroaring import BitMap
+
+from ._pb import lance_table_pb2 as tpb
+from ._wire import read_varint
+
+__all__ = ["IndexEntry", "IndexFile", "index_entries", "index_type_name"]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFile:
+    path: str
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One index segment of a manifest (an ``IndexMetadata`` message)."""
+
+    uuid: str
+    name: str
+    fields: tuple[int, ...]
+    dataset_version: int
+    fragment_ids: tuple[int, ...]
+    type_url: str
+    details: bytes
+    index_version: int
+    created_at_ms: int | None
+    base_id: int | None
+    files: tuple[IndexFile, ...]
+
+    @property
+    def index_type(self) -> str:
+        return index_type_name(self.type_url, self.details)
+
+
+def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
+    """(field number, wire type, value) of each field of a serialized message; varints
+    as ints, length-delimited and fixed-width fields as their bytes."""
+    pos = 0
+    while pos < len(data):
+        tag, pos = read_varint(data, pos)
+        number, wire = tag >> 3, tag & 7
+        if wire == 0:
+            value, pos = read_varint(data, pos)
+            yield number, wire, value
+        elif wire == 2:
+            size, pos = read_varint(data, pos)
+            yield number, wire, data[pos : pos + size]
+            pos += size
+        elif wire in (1, 5):
+            width = 8 if wire == 1 else 4
+            yield number, wire, data[pos : pos + width]
+            pos += width
+        else:
+            raise ValueError(f"unexpected wire type {wire} in an index entry")
+
+
+def _varints(data: bytes) -> list[int]:
+    out, pos = [], 0
+    while pos < len(data):
+        value, pos = read_varint(data, pos)
+        out.append(value)
+    return out
+
+
+def _signed32(value: int) -> int:
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _entry(data: bytes) -> IndexEntry:
+    uuid = name = type_url = ""
+    details = b""
+    fields: list[int] = []
+    fragments: tuple[int, ...] = ()
+    dataset_version = index_version = 0
+    created: int | None = None
+    base_id: int | None = None
+    files: list[IndexFile] = []
+    for number, _wire, value in _fields(data):
+        if number == 1 and isinstance(value, bytes):
+            raw = b"".join(v for n, _, v in _fields(value) if n == 1 and isinstance(v, bytes))
+            uuid = str(uuidlib.UUID(bytes=raw)) if len(raw) == 16 else raw.hex()
+        elif number == 2:
+            values = _varints(value) if isinstance(value, bytes) else [value]
+            fields.extend(_signed32(v) for v in values)
+        elif number == 3 and isinstance(value, bytes):
+            name = value.decode()
+        elif number == 4 and isinstance(value, int):
+            dataset_version = value
+        elif number == 5 and isinstance(value, bytes):
+            fragments = tuple(BitMap.deserialize(value)) if value else ()
+        elif number == 6 and isinstance(value, bytes):
+            for n, _, v in _fields(value):
+                if n == 1 and isinstance(v, bytes):
+                    type_url = v.decode()
+                elif n == 2 and isinstance(v, bytes):
+                    details = v
+        elif number == 7 and isinstance(value, int):
+            index_version = value
+        elif number == 8 and isinstance(value, int):
+            created = value
+        elif number == 9 and isinstance(value, int):
+            base_id = value
+        elif number == 10 and isinstance(value, bytes):
+            path, size = "", 0
+            for n, _, v in _fields(value):
+                if n == 1 and isinstance(v, bytes):
+                    path = v.decode()
+                elif n == 2 and isinstance(v, int):
+                    size = v
+            files.append(IndexFile(path, size))
+    return IndexEntry(
+        uuid,
+        name,
+        tuple(fields),
+        dataset_version,
+        fragments,
+        type_url,
+        details,
+        index_version,
+        created,
+        base_id,
+        tuple(files),
+    )
+
+
+def index_entries(section: bytes | None) -> list[IndexEntry]:
+    """Every index entry of a serialized ``IndexSection`` (none for ``None``), in order."""
+    if not section:
+        return []
+    return [_entry(raw) for raw in tpb.IndexSection.FromString(section).indices]
+
+
+#: scalar index details messages -> the type name pylance 14 reports
+_SCALAR_TYPES = {
+    "BTreeIndexDetails": "BTree",
+    "BitmapIndexDetails": "Bitmap",
+    "LabelListIndexDetails": "LabelList",
+    "InvertedIndexDetails": "Inverted",
+    "NGramIndexDetails": "NGram",
+    "ZoneMapIndexDetails": "ZoneMap",
+    "BloomFilterIndexDetails": "BloomFilter",
+    "FragmentReuseIndexDetails": "FragmentReuse",
+    "MemWalIndexDetails": "MemWal",
+}
+
+#: ``VectorIndexDetails`` compression fields (measured on pylance 14 indices)
+_VECTOR_COMPRESSION = {4: "PQ", 5: "SQ", 6: "RQ", 8: "FLAT"}
+_VECTOR_HNSW = 3
+
+
+def index_type_name(type_url: str, details: bytes) -> str:
+    """The index type pylance 14 reports for an index with these details: ``BTree``,
+    ``Bitmap``, ``Inverted``, ... for scalar indices, ``IVF_PQ``, ``IVF_HNSW_SQ``, ...
+    for vector ones (from which compression and sub-index fields the details hold).
+
+    >>> index_type_name("/lance.table.BTreeIndexDetails", b"")
+    'BTree'
+    """
+    message = type_url.rsplit(".", 1)[-1]
+    if message in _SCALAR_TYPES:
+        return _SCALAR_TYPES[message]
+    if message == "VectorIndexDetails":
+        present = {number for number, _, _ in _fields(details)}
+        compression = next(
+            (name for number, name in _VECTOR_COMPRESSION.items() if number in present), "PQ"
+        )
+        return "IVF_" + ("HNSW_" if _VECTOR_HNSW in present else "") + compression
+    return message.removesuffix("IndexDetails") or "Unknown"
