@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import errors
 from .dataset.check import CheckReport, Problem, check
+from .dataset.cleanup import CleanupStats
 from .dataset.dataset import Dataset, FeatureFlags, dataset
 from .dataset.fragment import LanceFragment
 from .dataset.maintenance import upgrade
@@ -26,6 +27,7 @@ from .errors import (
     InvalidExpressionError,
     InvalidJsonError,
     InvalidOutputEncodingError,
+    InvalidTagNameError,
     InvariantViolationError,
     LanceSemanticError,
     MatchedRowError,
@@ -34,9 +36,14 @@ from .errors import (
     ReservedExtensionNameError,
     SchemaEvolutionError,
     SchemaMismatchError,
+    TagError,
+    TagExistsError,
+    TaggedVersionsCleanupError,
+    TagNotFoundError,
     UnsupportedFeatureError,
     UnsupportedInputTypeError,
     UnsupportedTypeError,
+    VersionNotFoundError,
 )
 from .manifest.flags import FLAG_SEMANTIC_TYPES
 from .schema.field import Field, TableSchema
@@ -55,6 +62,7 @@ __all__ = [
     "check",
     "CheckReport",
     "Problem",
+    "CleanupStats",
     "upgrade",
     "errors",
     "LanceSemanticError",
@@ -80,4 +88,10 @@ __all__ = [
     "UnsupportedFeatureError",
     "UnsupportedInputTypeError",
     "UnsupportedTypeError",
+    "VersionNotFoundError",
+    "TagError",
+    "TagNotFoundError",
+    "TagExistsError",
+    "InvalidTagNameError",
+    "TaggedVersionsCleanupError",
 ]

@@ -35,6 +35,7 @@ __all__ = [
     "check_int",
     "check_optional_int",
     "check_version",
+    "check_reference",
     "check_row_indices",
     "check_str",
     "check_optional_str",
@@ -52,6 +53,7 @@ __all__ = [
     "check_update_value",
     "cast_update_value",
     "empty_batch",
+    "shown",
 ]
 
 
@@ -61,6 +63,9 @@ def _shown(value: object) -> str:
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+shown = _shown
 
 
 # ---- scalars -----------------------------------------------------------------------------------
@@ -96,19 +101,42 @@ def check_optional_int(name: str, value: object, *, minimum: int = 0) -> int | N
 
 
 def check_version(version: object, *, name: str = "version") -> int | None:
-    """A version number (``None``: the latest). pylance reads a string as a tag name; tags
-    are not supported here yet, so a string is refused with that reason, never looked up
-    as a number."""
+    """A version number (``None``: the latest). A string is refused with the reason (where
+    pylance reads it as a tag name, :func:`check_reference` is used instead), never looked
+    up as a number."""
     if version is None:
         return None
     if isinstance(version, str):
         raise NotSupportedYetError(
-            f"{name}={version!r}: a string names a tag in pylance, and lance-semantic does not "
-            f"support tags yet; give the version number as an int"
+            f"{name}={version!r}: a string names a tag in pylance; here give the version "
+            f"number as an int"
         )
     if not isinstance(version, Integral):
         raise TypeError(f"{name} must be an int version number, got {_shown(version)}")
     return check_int(name, version, minimum=1)
+
+
+def check_reference(
+    reference: object, *, name: str = "version"
+) -> int | str | tuple[str | None, int | None] | None:
+    """What names a version, as in pylance: a version number, a tag name (``str``), a
+    ``(branch, version)`` tuple, or ``None`` (the latest). Only the shape is checked here;
+    the tag or branch is looked up by the caller."""
+    if reference is None or isinstance(reference, str):
+        return reference
+    if isinstance(reference, tuple):
+        if len(reference) != 2:
+            raise TypeError(f"{name} as a tuple must be (branch, version), got {_shown(reference)}")
+        branch, number = reference
+        if branch is not None and not isinstance(branch, str):
+            raise TypeError(f"{name}: the branch must be a str or None, got {_shown(branch)}")
+        return (branch, check_version(number, name=name))
+    if isinstance(reference, Integral):
+        return check_version(reference, name=name)
+    raise TypeError(
+        f"{name} must be an int version number, a tag name (str) or a (branch, version) "
+        f"tuple, got {_shown(reference)}"
+    )
 
 
 def check_str(name: str, value: object, *, empty: bool = False) -> str:

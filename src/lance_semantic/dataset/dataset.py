@@ -7,9 +7,10 @@ commit a new version and advance the handle to it, as pylance does.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import timedelta
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
@@ -30,10 +31,14 @@ from ..types.layouts import validate_output_encoding
 from . import arguments as args
 from . import evolution, mutations
 from .blobs import take_blobs
+from .cleanup import CleanupStats, cleanup_old_versions
 from .compaction import DatasetOptimizer
 from .fragment import LanceFragment
+from .indices import IndexInformation, list_indices
 from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
 from .scan import Columns, ScanPlan, plan_scan, run_scan, take_rows
+from .tags import Reference, Tags, resolve_reference
+from .versions import LanceStats, Version, all_versions, version_entry
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
 
@@ -57,26 +62,27 @@ class FeatureFlags:
 def dataset(
     uri: str | os.PathLike[str],
     *,
-    version: int | None = None,
+    version: Reference = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> Dataset:
-    """Open the table at ``uri`` (the latest version, or ``version``).
+    """Open the table at ``uri``: the latest version, or the one ``version`` names (a
+    version number, a tag name, or a ``(branch, version)`` tuple of the main branch).
 
     Raises
     ------
     DatasetNotFoundError
-        No table (or no such version) at ``uri``.
+        No table at ``uri``; ``VersionNotFoundError`` (a subclass) for a missing version.
+    TagNotFoundError
+        ``version`` is a name that is not a tag of the table.
     UnsupportedFeatureError
         The table needs reader features this library does not have.
-    NotSupportedYetError
-        ``version`` is a string (a tag name in pylance; tags are not supported yet).
     TypeError, ValueError
-        ``uri`` is not a path, ``version`` not a positive int.
+        ``uri`` is not a path, ``version`` not a positive int, a str or a tuple.
     """
     uri = args.check_uri("uri", uri)
-    number = args.check_version(version)
+    reference = args.check_reference(version)
     store = open_store(uri, args.check_storage_options(storage_options))
-    return Dataset._open(store, uri, number)
+    return Dataset._open(store, uri, resolve_reference(store, reference))
 
 
 class Dataset:
@@ -132,28 +138,20 @@ class Dataset:
         return f"Dataset(uri={self._uri!r}, version={self.version}, rows={self.count_rows()})"
 
     # ---- versions -------------------------------------------------------------------------
-    def versions(self) -> list[dict[str, Any]]:
-        """Every version of the table, oldest first, as pylance reports them."""
-        out = []
-        for v in sorted(list_versions(self._store)):
-            m = load_manifest(self._store, v)
-            ts = m.timestamp_ns or 0
-            out.append(
-                {
-                    "version": v,
-                    "timestamp": datetime.fromtimestamp(ts / 1e9, tz=UTC),
-                    "metadata": {},
-                }
-            )
-        return out
+    def versions(self) -> list[Version]:
+        """Every version of the table, oldest first, as pylance reports them: ``version``,
+        ``timestamp`` (naive local datetime) and ``metadata`` (the manifest summary)."""
+        return all_versions(self._store)
 
     @property
     def latest_version(self) -> int:
         return max(list_versions(self._store))
 
-    def checkout_version(self, version: int) -> Dataset:
-        """A new handle on ``version``; this one is unchanged."""
-        return Dataset._open(self._store, self._uri, args.check_version(version))
+    def checkout_version(self, version: Reference) -> Dataset:
+        """A new handle on ``version`` (a number, a tag name or a ``(branch, version)``
+        tuple); this one is unchanged."""
+        reference = args.check_reference(version)
+        return Dataset._open(self._store, self._uri, resolve_reference(self._store, reference))
 
     def restore(self) -> Dataset:
         """Commit this (older) version as the newest one."""
@@ -377,6 +375,79 @@ class Dataset:
 
     def _advance(self, manifest: Manifest) -> None:
         self._manifest = manifest
+
+    # ---- everyday pylance verbs: tags, cleanup, head / sample, indices, stats ---------------
+    @property
+    def tags(self) -> Tags:
+        """The table's tags (``create``, ``update``, ``delete``, ``list``, ``get_version``)."""
+        return Tags(self)
+
+    def cleanup_old_versions(
+        self,
+        older_than: timedelta | None = None,
+        retain_versions: int | None = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+    ) -> CleanupStats:
+        """Remove old versions and the files only they use (see ``dataset/cleanup.py``)."""
+        return cleanup_old_versions(
+            self,
+            older_than,
+            retain_versions,
+            delete_unverified=delete_unverified,
+            error_if_tagged_old_versions=error_if_tagged_old_versions,
+        )
+
+    def head(self, num_rows: int, columns: Columns | None = None, **kwargs: Any) -> pa.Table:
+        """The first ``num_rows`` rows (``to_table`` options may follow)."""
+        return self.to_table(columns, limit=args.check_int("num_rows", num_rows), **kwargs)
+
+    def sample(
+        self, num_rows: int, columns: Columns | None = None, randomize_order: bool = True
+    ) -> pa.Table:
+        """``num_rows`` distinct random rows, drawn as pylance draws them (Python's
+        ``random.sample``, so ``random.seed`` makes it repeatable); in row order when not
+        ``randomize_order``."""
+        n = args.check_int("num_rows", num_rows)
+        ordered = not args.check_bool("randomize_order", randomize_order)
+        total = self.count_rows()
+        if n > total:
+            raise ValueError(f"num_rows ({n}) is larger than the table's {total} rows")
+        indices = random.sample(range(total), n)
+        return self.take(sorted(indices) if ordered else indices, columns)
+
+    def get_fragment(self, fragment_id: int) -> LanceFragment | None:
+        """The fragment with id ``fragment_id``, or None if this version has none."""
+        wanted = args.check_int("fragment_id", fragment_id)
+        found = [f for f in self._manifest.fragments if f.id == wanted]
+        return LanceFragment(self, found[0]) if found else None
+
+    def checkout_latest(self) -> Dataset:
+        """Move this handle to the latest version, in place (as pylance)."""
+        self._manifest = load_manifest(self._store)
+        return self
+
+    def get_version(self) -> Version:
+        """This version as :meth:`versions` lists it."""
+        return version_entry(self._manifest)
+
+    def version_refs(self) -> list[dict[str, int]]:
+        """``{"version": n}`` for every version, oldest first (no manifest is read)."""
+        return [{"version": v} for v in sorted(list_versions(self._store))]
+
+    def list_indices(self) -> list[IndexInformation]:
+        """The indices of this version (built by pylance), one entry per segment."""
+        return list_indices(self._manifest)
+
+    @property
+    def has_index(self) -> bool:
+        return bool(self._manifest.index_section) and bool(list_indices(self._manifest))
+
+    @property
+    def stats(self) -> LanceStats:
+        """``stats.dataset_stats()``: deleted rows, fragments, small files."""
+        return LanceStats(self)
 
 
 def _check_window(

@@ -1,0 +1,124 @@
+"""Version listings and cheap table statistics shaped like pylance 14's (layer L5).
+
+``versions()`` entries are ``{"version": int, "timestamp": datetime, "metadata": dict}``
+where ``timestamp`` is a *naive local* datetime computed from the manifest's commit time
+exactly as pylance computes it, and ``metadata`` is the manifest summary pylance reports
+(every value a decimal string, keys sorted): ``total_data_file_rows``, ``total_data_files``,
+``total_deletion_file_rows``, ``total_deletion_files``, ``total_files_size``,
+``total_fragments``, ``total_rows``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypedDict
+
+import pyarrow as pa
+
+from ..commit.committer import list_versions, load_manifest
+from ..errors import NotSupportedYetError
+from ..manifest.model import Manifest
+from ..read.scan import FragmentReader
+from ..storage.object_store import ObjectStore
+from . import arguments as args
+
+if TYPE_CHECKING:
+    from .dataset import Dataset
+
+__all__ = ["Version", "version_entry", "all_versions", "DatasetStats", "LanceStats"]
+
+
+class Version(TypedDict):
+    """One entry of ``Dataset.versions()`` (pylance's ``lance.dataset.Version``)."""
+
+    version: int
+    timestamp: datetime
+    metadata: dict[str, str]
+
+
+def _timestamp(ns: int) -> datetime:
+    """pylance 14's conversion of a commit time in nanoseconds: local naive time, with the
+    microseconds taken from the float remainder (so they can differ from the exact value
+    by a microsecond, as in pylance)."""
+    return datetime.fromtimestamp(ns // 1e9) + timedelta(microseconds=(ns % 1e9) // 1e3)
+
+
+def summary(manifest: Manifest) -> dict[str, str]:
+    """Lance's manifest summary (``Manifest::summary``): counts over the fragments; a
+    fragment whose deletion count is unknown (0 with a deletion file) adds no rows."""
+    data_files = files_size = deletion_files = deleted = rows = 0
+    for fragment in manifest.fragments:
+        data_files += len(fragment.files)
+        files_size += sum(f.file_size_bytes for f in fragment.files)
+        d = fragment.deletion_file
+        if d is None:
+            rows += fragment.physical_rows
+        else:
+            deletion_files += 1
+            deleted += d.num_deleted_rows
+            if d.num_deleted_rows:
+                rows += fragment.physical_rows - d.num_deleted_rows
+    return {
+        "total_data_file_rows": str(rows + deleted),
+        "total_data_files": str(data_files),
+        "total_deletion_file_rows": str(deleted),
+        "total_deletion_files": str(deletion_files),
+        "total_files_size": str(files_size),
+        "total_fragments": str(len(manifest.fragments)),
+        "total_rows": str(rows),
+    }
+
+
+def version_entry(manifest: Manifest) -> Version:
+    return {
+        "version": manifest.version,
+        "timestamp": _timestamp(manifest.timestamp_ns or 0),
+        "metadata": summary(manifest),
+    }
+
+
+def all_versions(store: ObjectStore) -> list[Version]:
+    """Every version of the table, oldest first."""
+    return [version_entry(load_manifest(store, v)) for v in sorted(list_versions(store))]
+
+
+class DatasetStats(TypedDict):
+    """``Dataset.stats.dataset_stats()`` (pylance's ``lance.dataset.DatasetStats``)."""
+
+    num_deleted_rows: int
+    num_fragments: int
+    num_small_files: int
+
+
+class LanceStats:
+    """``Dataset.stats``: the statistics pylance's ``LanceStats`` has that come from the
+    manifest alone (``dataset_stats``); the others need index or data file internals."""
+
+    def __init__(self, ds: Dataset) -> None:
+        self._ds = ds
+
+    def dataset_stats(self, max_rows_per_group: int = 1024) -> DatasetStats:
+        """Deleted rows, fragments, and fragments with fewer than ``max_rows_per_group``
+        physical rows ("small files"), as pylance counts them."""
+        limit = args.check_int("max_rows_per_group", max_rows_per_group)
+        manifest = self._ds.manifest
+        deleted = 0
+        for fragment in manifest.fragments:
+            if fragment.deletion_file is not None:
+                reader = FragmentReader(
+                    self._ds._store, manifest.schema, fragment, [], pa.schema([])
+                )
+                deleted += fragment.physical_rows - reader.live_rows()
+        return {
+            "num_deleted_rows": deleted,
+            "num_fragments": len(manifest.fragments),
+            "num_small_files": sum(1 for f in manifest.fragments if f.physical_rows < limit),
+        }
+
+    def index_stats(self, index_name: str) -> dict[str, Any]:
+        """Not supported yet: index statistics come from the index files themselves."""
+        raise NotSupportedYetError("stats.index_stats (it reads the index files)")
+
+    def data_stats(self) -> Any:
+        """Not supported yet: per-field bytes on disk need the data files' page layout."""
+        raise NotSupportedYetError("stats.data_stats (it reads every data file's metadata)")
