@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import MappingProxyType
+from urllib.parse import quote, unquote
 
 from ..errors import (
     CorruptTableError,
@@ -41,6 +42,7 @@ __all__ = [
     "format_timestamp",
     "parse_timestamp",
     "read_tag",
+    "tag_exists",
     "list_tags",
     "create_tag",
     "update_tag",
@@ -97,7 +99,10 @@ def check_tag_name(name: str) -> str:
 
 
 def _path(name: str) -> str:
-    return f"{TAGS_DIR}/{name}.json"
+    """``_refs/tags/<name>.json``, the name percent-encoded as Lance's object-store paths
+    encode it (non-ASCII letters as ``%XX`` of their UTF-8 bytes: tag ``é`` is the file
+    ``%C3%A9.json``, on a local disk and as an object key alike)."""
+    return f"{TAGS_DIR}/{quote(name, safe='')}.json"
 
 
 def format_timestamp(ns: int) -> str:
@@ -209,12 +214,16 @@ def read_tag(store: ObjectStore, name: str) -> TagContents:
     return decode_tag(data, store.uri(path))
 
 
+def tag_exists(store: ObjectStore, name: str) -> bool:
+    return store.exists(_path(check_tag_name(name)))
+
+
 def list_tags(store: ObjectStore) -> dict[str, TagContents]:
     """Every tag of the table by name (every ``*.json`` under ``_refs/tags``), sorted."""
     out: dict[str, TagContents] = {}
     for entry in store.list(TAGS_DIR):
         if entry.endswith(".json"):
-            name = entry[: -len(".json")]
+            name = unquote(entry[: -len(".json")])
             try:
                 data = store.get(_path(name))
             except (FileNotFoundError, IsADirectoryError):  # deleted meanwhile, or a dir
@@ -239,8 +248,7 @@ def create_tag(store: ObjectStore, name: str, version: int) -> TagContents:
     """Write a new tag ``name`` on ``version``; TagExistsError if the name is taken,
     VersionNotFoundError if the version does not exist (checked in that order, as
     pylance does)."""
-    check_tag_name(name)
-    if store.exists(_path(name)):
+    if tag_exists(store, name):
         raise TagExistsError(name)
     now = _now_ns()
     contents = TagContents(version, manifest_size(store, version), None, now, now)

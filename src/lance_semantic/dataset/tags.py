@@ -146,7 +146,7 @@ class Tags:
         """
         name = refs.check_tag_name(args.check_str("tag", tag, empty=True))
         ref = args.check_reference(reference, name="reference")
-        if self._store.exists(f"{refs.TAGS_DIR}/{name}.json"):
+        if refs.tag_exists(self._store, name):
             raise TagExistsError(name)
         refs.create_tag(self._store, name, _existing_version(self._store, ref))
 
