@@ -215,6 +215,28 @@ def test_error_classes_and_attributes(table: str) -> None:
     assert not (Path(table) / "_refs/tags/x.json").exists()
 
 
+def test_a_tag_of_a_missing_table_is_dataset_not_found(tmp_path: Path) -> None:
+    with pytest.raises(ls.DatasetNotFoundError) as info:
+        ls.dataset(str(tmp_path / "none"), version="v1")
+    assert not isinstance(info.value, ls.TagError)
+
+
+def test_of_two_writers_creating_one_tag_one_wins(
+    table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tag file is created with put-if-absent: a writer that passed the existence check
+    before the other wrote still loses, and the winner's file stays."""
+    from lance_semantic.commit import refs
+
+    ls.dataset(table).tags.create("race", 1)
+    first = (Path(table) / "_refs/tags/race.json").read_bytes()
+    monkeypatch.setattr(refs, "tag_exists", lambda store, name: False)
+    with pytest.raises(ls.TagExistsError):
+        ls.dataset(table).tags.create("race", 2)
+    assert (Path(table) / "_refs/tags/race.json").read_bytes() == first
+    assert lance.dataset(table).tags.get_version("race") == 1
+
+
 _NAMES = ["v1.2.3-rc4", "A_b", "123", "main", "é", "", ".x", "x.", "a..b", "x.lock", "a/b", "a b"]
 
 

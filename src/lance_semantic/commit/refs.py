@@ -247,12 +247,14 @@ def _now_ns() -> int:
 def create_tag(store: ObjectStore, name: str, version: int) -> TagContents:
     """Write a new tag ``name`` on ``version``; TagExistsError if the name is taken,
     VersionNotFoundError if the version does not exist (checked in that order, as
-    pylance does)."""
+    pylance does). The file is created with put-if-absent, so of two writers creating one
+    tag exactly one succeeds (pylance overwrites)."""
     if tag_exists(store, name):
         raise TagExistsError(name)
     now = _now_ns()
     contents = TagContents(version, manifest_size(store, version), None, now, now)
-    store.put(_path(name), encode_tag(contents))
+    if not store.put_if_absent(_path(name), encode_tag(contents)):  # another writer won
+        raise TagExistsError(name)
     return contents
 
 

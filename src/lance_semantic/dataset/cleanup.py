@@ -31,13 +31,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from ..commit import refs
-from ..commit.committer import list_versions, load_manifest
+from ..commit.committer import list_versions
 from ..errors import TaggedVersionsCleanupError
 from ..manifest.index_metadata import index_entries
 from ..manifest.model import Manifest
 from ..storage import paths
 from ..storage.object_store import FileInfo, ObjectStore
 from . import arguments as args
+from .versions import every_manifest
 
 if TYPE_CHECKING:
     from .dataset import Dataset
@@ -106,8 +107,8 @@ def _inspect(
     tagged: set[int],
 ) -> _Inspection:
     out = _Inspection()
-    for version, name in sorted(list_versions(store).items()):
-        manifest = load_manifest(store, version)
+    for path, manifest in every_manifest(store):
+        version = manifest.version
         stamp = manifest.timestamp_ns or 0
         should_clean = (before_ns is None or stamp < before_ns) and (
             before_version is None or version < before_version
@@ -121,7 +122,7 @@ def _inspect(
                 out.earliest_kept_ns = stamp
         else:
             out.verified.add(manifest)
-            out.old_manifests[f"{paths.VERSIONS_DIR}/{name}"] = version
+            out.old_manifests[path] = version
     return out
 
 

@@ -20,6 +20,7 @@ from ..errors import (
     DatasetNotFoundError,
     NotSupportedYetError,
     TagExistsError,
+    TagNotFoundError,
     VersionNotFoundError,
 )
 from ..storage.object_store import ObjectStore
@@ -77,7 +78,12 @@ def resolve_reference(store: ObjectStore, reference: Reference) -> int | None:
     if reference is None or isinstance(reference, int):
         return reference
     if isinstance(reference, str):
-        tag = refs.read_tag(store, reference)
+        try:
+            tag = refs.read_tag(store, reference)
+        except TagNotFoundError:
+            if latest_version(store) is None:
+                raise DatasetNotFoundError(store.root) from None
+            raise
         if tag.branch is not None:
             raise NotSupportedYetError(f"tag {reference!r} is on branch {tag.branch!r}")
         return tag.version

@@ -10,22 +10,32 @@ exactly as pylance computes it, and ``metadata`` is the manifest summary pylance
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import pyarrow as pa
 
-from ..commit.committer import list_versions, load_manifest
+from ..commit.committer import list_versions
 from ..errors import NotSupportedYetError
+from ..manifest.codec import decode_manifest_file
 from ..manifest.model import Manifest
 from ..read.scan import FragmentReader
+from ..storage import paths
 from ..storage.object_store import ObjectStore
 from . import arguments as args
 
 if TYPE_CHECKING:
     from .dataset import Dataset
 
-__all__ = ["Version", "version_entry", "all_versions", "DatasetStats", "LanceStats"]
+__all__ = [
+    "Version",
+    "version_entry",
+    "all_versions",
+    "every_manifest",
+    "DatasetStats",
+    "LanceStats",
+]
 
 
 class Version(TypedDict):
@@ -77,9 +87,21 @@ def version_entry(manifest: Manifest) -> Version:
     }
 
 
+def every_manifest(store: ObjectStore) -> Iterator[tuple[str, Manifest]]:
+    """(path, manifest) of every version, oldest first, from one listing of
+    ``_versions``; a manifest removed meanwhile (a concurrent cleanup) is skipped."""
+    for _, name in sorted(list_versions(store).items()):
+        path = f"{paths.VERSIONS_DIR}/{name}"
+        try:
+            data = store.get(path)
+        except FileNotFoundError:
+            continue
+        yield path, decode_manifest_file(data, store.uri(path))
+
+
 def all_versions(store: ObjectStore) -> list[Version]:
     """Every version of the table, oldest first."""
-    return [version_entry(load_manifest(store, v)) for v in sorted(list_versions(store))]
+    return [version_entry(m) for _, m in every_manifest(store)]
 
 
 class DatasetStats(TypedDict):
