@@ -66,8 +66,8 @@ NOTES: dict[str, tuple[str, str]] = {
     "deep_clone": (NOT_YET, "clones"),
     "delete": (
         DIFFERS,
-        "returns a frozen `DeleteResult` (pylance: a dict); no "
-        "`conflict_retries` / `retry_timeout`",
+        "returns a frozen `DeleteResult`, read by attribute or by key like pylance's dict; "
+        "no `conflict_retries` / `retry_timeout`",
     ),
     "delete_config_keys": (NOT_YET, "table config verbs"),
     "delta": (NOT_YET, "version diffs"),
@@ -115,8 +115,8 @@ NOTES: dict[str, tuple[str, str]] = {
     "merge_index_metadata": (NOT_YET, "no index building"),
     "merge_insert": (
         IN_PROGRESS,
-        "`when_matched_update_all`, `when_not_matched_insert_all`, "
-        "`when_not_matched_by_source_delete`",
+        "`when_matched_update_all`, `when_matched_delete`, `when_matched_fail`, "
+        "`when_not_matched_insert_all`, `when_not_matched_by_source_delete`",
     ),
     "metadata": (NOT_YET, "table metadata is kept (`ds.manifest.table_metadata`), no accessor"),
     "migrate_manifest_paths_v2": (NOT_YET, "V1-named tables are read and written as V1"),
@@ -172,8 +172,8 @@ NOTES: dict[str, tuple[str, str]] = {
     "truncate_table": (NOT_YET, "deleting every row"),
     "update": (
         DIFFERS,
-        "returns a frozen `UpdateResult` (pylance: a dict); no "
-        "`conflict_retries` / `retry_timeout` / `data_storage_version`",
+        "returns a frozen `UpdateResult`, read by attribute or by key like pylance's dict; "
+        "no `conflict_retries` / `retry_timeout` / `data_storage_version`",
     ),
     "update_config": (NOT_YET, "table config verbs"),
     "update_field_metadata": (NOT_YET, "metadata verbs"),

@@ -173,11 +173,11 @@ class DatasetExistsError(ManifestError, FileExistsError):
         super().__init__(f"Dataset already exists: {uri} (use mode='append' or mode='overwrite')")
 
 
-class VersionNotFoundError(DatasetNotFoundError, ValueError):
+class VersionNotFoundError(DatasetNotFoundError):
     """Raised when a version of an existing table does not exist (opening it, checking it
-    out, pointing a tag at it). A ``FileNotFoundError`` and a ``ValueError``: pylance 14
-    raises ``ValueError`` from ``lance.dataset(uri, version=N)`` and from the tag verbs, and
-    ``OSError`` from ``checkout_version(N)``."""
+    out, pointing a tag at it). Like every ``DatasetNotFoundError`` a ``FileNotFoundError``
+    and a ``ValueError``: pylance 14 raises ``ValueError`` from ``lance.dataset(uri,
+    version=N)`` and from the tag verbs, and ``OSError`` from ``checkout_version(N)``."""
 
     def __init__(self, uri: str, version: int) -> None:
         self.version = version
@@ -188,10 +188,10 @@ class TagError(ManifestError):
     """Base class of the errors about tags (``_refs/tags/<name>.json``)."""
 
 
-class TagNotFoundError(TagError, ValueError, OSError):
-    """Raised when a tag does not exist. A ``ValueError`` (what pylance 14 raises from
-    ``lance.dataset(version=tag)`` and the tag verbs) and an ``OSError`` (what it raises
-    from ``checkout_version(tag)``)."""
+class TagNotFoundError(TagError, OSError, ValueError):
+    """Raised when a tag does not exist. An ``OSError`` (what pylance 14 raises from
+    ``checkout_version(tag)``) and a ``ValueError`` (what it raises from
+    ``lance.dataset(version=tag)`` and the tag verbs)."""
 
     def __init__(self, tag: str) -> None:
         self.tag = tag

@@ -41,6 +41,12 @@ INSTANCES = [
     E.SchemaEvolutionError("a", "duplicate name"),
     E.MatchedRowError({"id": 4}),
     E.CommitOutcomeUnknownError(5, "s3://b/t/_versions/5.manifest", "timeout"),
+    E.VersionNotFoundError("/t", 9),
+    E.TagError("tag"),
+    E.TagNotFoundError("v1"),
+    E.TagExistsError("v1"),
+    E.InvalidTagNameError("a/b", "bad characters"),
+    E.TaggedVersionsCleanupError({"keep": 3}),
 ]
 
 
