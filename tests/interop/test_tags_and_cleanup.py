@@ -353,10 +353,21 @@ def _twins(tmp_path: Path, build: Callable[[str], None]) -> tuple[str, str]:
 
 
 def _clean_both(
-    theirs: str, ours: str, *, version: int | None = None, **kwargs: Any
+    theirs: str,
+    ours: str,
+    *,
+    version: int | None = None,
+    since: float | None = None,
+    **kwargs: Any,
 ) -> tuple[Any, ls.CleanupStats]:
+    """Clean both twins alike; ``since`` (epoch seconds) becomes ``older_than`` at the
+    moment of each call, so both cut at the same commit time."""
     before = _files(ours)
+    if since is not None:
+        kwargs["older_than"] = timedelta(seconds=time.time() - since)
     a = lance.dataset(theirs, version=version).cleanup_old_versions(**kwargs)
+    if since is not None:
+        kwargs["older_than"] = timedelta(seconds=time.time() - since)
     b = ls.dataset(ours, version=version).cleanup_old_versions(**kwargs)
     assert {k: getattr(b, k) for k in _STATS} == {k: getattr(a, k) for k in _STATS}
     assert b.failed_deletes == a.failed_deletes == 0
@@ -519,12 +530,13 @@ def test_older_than_keeps_the_younger_versions(tmp_path: Path) -> None:
     def build(uri: str) -> None:
         ds = lance.write_dataset(_rows(0, 5), uri)
         ds.insert(_rows(5, 1))
-        time.sleep(3.0)
+        time.sleep(1.0)
         ds.insert(_rows(6, 1))
         ds.delete("id = 0")
 
     theirs, ours = _twins(tmp_path, build)
-    _clean_both(theirs, ours, older_than=timedelta(seconds=1.5))
+    stamps = {v["version"]: v["timestamp"].timestamp() for v in lance.dataset(theirs).versions()}
+    _clean_both(theirs, ours, since=(stamps[2] + stamps[3]) / 2)
     assert _every_version_reads_alike(ours, theirs) == [3, 4]
 
 
