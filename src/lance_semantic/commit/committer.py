@@ -32,6 +32,7 @@ __all__ = [
     "load_manifest",
     "commit",
     "MAX_RETRIES",
+    "load_latest_or_none",
 ]
 
 MAX_RETRIES = 20
@@ -51,6 +52,9 @@ def _scheme(store: ObjectStore, base: Manifest | None = None) -> paths.NamingSch
     """The naming scheme of the table's manifests: that of ``base``'s own manifest when
     given (one existence check), else of the first manifest listed (V2 for a new table)."""
     if base is not None:
+        known = _SCHEMES.get((store.root, base.version))
+        if known is not None:  # the name it was loaded from or published under
+            return known
         for scheme in (paths.NamingScheme.V2, paths.NamingScheme.V1):
             if store.exists(f"{paths.VERSIONS_DIR}/{paths.manifest_name(base.version, scheme)}"):
                 return scheme
@@ -118,6 +122,14 @@ def is_latest(store: ObjectStore, manifest: Manifest) -> bool:
     )
 
 
+def load_latest_or_none(store: ObjectStore) -> Manifest | None:
+    """The latest manifest, or None when there is no table (one listing, not two)."""
+    try:
+        return load_manifest(store)
+    except DatasetNotFoundError:
+        return None
+
+
 def latest_version(store: ObjectStore) -> int | None:
     latest = _latest(store)
     return latest[0] if latest is not None else None
@@ -139,6 +151,9 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
         file_name = versions[version]
     name = f"{paths.VERSIONS_DIR}/{file_name}"
     where = store.uri(name)
+    parsed_name = paths.parse_manifest_name(file_name)
+    if parsed_name is not None:
+        _remember_scheme(store, version, parsed_name[1])
     # a manifest is immutable once published; with it and the directories its files live
     # in unchanged (no file added, replaced or linked), the checks of the last open hold
     state = store.state((name, "", paths.DATA_DIR, paths.DELETIONS_DIR, paths.TRANSACTIONS_DIR))
@@ -177,6 +192,17 @@ def load_manifest(store: ObjectStore, version: int | None = None) -> Manifest:
 
 
 _TABLE_DIRS = (paths.DATA_DIR, paths.DELETIONS_DIR, paths.TRANSACTIONS_DIR)
+
+#: (table root, version) -> the naming scheme of that version's manifest file, as loaded
+#: or published (what the next commit of a handle at that version names its manifest by)
+_SCHEMES: dict[tuple[str, int], paths.NamingScheme] = {}
+
+
+def _remember_scheme(store: ObjectStore, version: int, scheme: paths.NamingScheme) -> None:
+    if len(_SCHEMES) >= 4096:
+        _SCHEMES.clear()
+    _SCHEMES[(store.root, version)] = scheme
+
 
 #: table root -> (fragments of the last version validated, their validation context)
 _VALIDATED: dict[str, tuple[tuple[Fragment, ...], tuple[str, bool, frozenset[int]]]] = {}
@@ -270,6 +296,7 @@ def commit(
         if _publish(
             store, f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data, version
         ):
+            _remember_scheme(store, version, scheme)
             if store.is_local:
                 _write_hint(store, version)
             return manifest

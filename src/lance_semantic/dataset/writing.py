@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from ..commit.committer import commit, is_latest, latest_version, load_manifest
+from ..commit.committer import commit, is_latest, load_latest_or_none
 from ..errors import CommitOutcomeUnknownError, DatasetExistsError, NotSupportedYetError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
 from ..manifest.model import Append, Fragment, Manifest, Overwrite
@@ -110,10 +110,12 @@ def write_dataset(
     display_uri = _uri or (uri if isinstance(uri, str) else store.root)
     reader = coerce_reader(data, schema)
     base: Manifest | None
-    if _base is not None and is_latest(store, _base):  # a handle that is still current
+    # a handle's manifest is used as it is when still current; on an object store without
+    # asking (two requests): a stale one meets 412 at its next version and is rebased
+    if _base is not None and (not store.is_local or is_latest(store, _base)):
         base = _base
     else:
-        base = load_manifest(store) if latest_version(store) is not None else None
+        base = load_latest_or_none(store)
     if base is not None and mode == "create":
         raise DatasetExistsError(display_uri)
 

@@ -11,7 +11,9 @@ and the same storage options.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import obstore
@@ -78,6 +80,23 @@ def _os_error(e: BaseError, what: str) -> OSError:
     return err
 
 
+#: environment variables the object store clients read (part of a client's identity)
+_ENV_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_")
+
+
+@lru_cache(maxsize=64)
+def _client(
+    root: str, options: tuple[tuple[str, str], ...], env: tuple[tuple[str, str], ...]
+) -> Any:
+    """One obstore client per table root, options and credential environment (building
+    one takes ~10 ms, longer than a request to a nearby store)."""
+    config, client = _split_options(dict(options))
+    try:
+        return from_url(root, config=config, client_options=client)  # type: ignore[call-overload]
+    except (BaseError, ValueError) as e:
+        raise ValueError(f"cannot open the object store {root}: {e}") from e
+
+
 class RemoteObjectStore:
     """A table under ``scheme://bucket/prefix`` of an object store.
 
@@ -92,11 +111,8 @@ class RemoteObjectStore:
     def __init__(self, uri: str, storage_options: Mapping[str, str] | None = None) -> None:
         self.root = uri.rstrip("/")
         self.storage_options: dict[str, str] | None = dict(storage_options or {})
-        config, client = _split_options(self.storage_options)
-        try:
-            self._store = from_url(self.root, config=config, client_options=client)  # type: ignore[call-overload]
-        except (BaseError, ValueError) as e:
-            raise ValueError(f"cannot open the object store {self.root}: {e}") from e
+        env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)))
+        self._store = _client(self.root, tuple(sorted(self.storage_options.items())), env)
 
     def __repr__(self) -> str:
         return f"RemoteObjectStore({self.root!r})"
