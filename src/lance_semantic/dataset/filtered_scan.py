@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from ..manifest.model import Fragment
 from ..read import convert
 from ..read.prefetch import ordered
-from ..read.scan import ROW_OFFSET, FragmentReader, empty_rows, read_together
+from ..read.scan import ROW_ADDRESS, ROW_OFFSET, FragmentReader, empty_rows, read_together
 from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
 
@@ -192,7 +192,7 @@ def filtered_batches(
             every: FragmentReader | None = None
             if others is not None and seen[0] >= EVAL_ROWS and seen[1] > DENSE * seen[0]:
                 # most rows match: reading the filter's columns first only adds a pass
-                every = keys.sharing(fields, schema, all_plans)
+                every = keys.sharing(fields, schema, all_plans, row_addresses=keys.row_addresses)
             if group and (
                 n > READ_BATCH
                 or len(group) == GROUP_FRAGMENTS
@@ -253,7 +253,7 @@ def _evaluate(
     if not matched:
         return
     if all(w.others is None for w in windows):  # the reads hold every field: one filter
-        if not schema:
+        if not schema and not windows[0].keys.row_addresses:
             for at in range(0, matched, batch_size):
                 yield empty_rows(min(batch_size, matched - at))
             return
@@ -272,10 +272,11 @@ def _evaluate(
 
 
 def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa.Table:
-    """The matching rows of window ``w`` with every field of ``schema``."""
+    """The matching rows of window ``w`` with every field of ``schema`` (and the row
+    addresses, when its reader adds them)."""
     keys = pa.Table.from_batches(w.read).filter(mask)
     if w.others is None:  # the window's reads hold every field of the scan
-        if not schema:
+        if not schema and not w.keys.row_addresses:
             return pa.Table.from_batches([empty_rows(keys.num_rows)])
         return keys.drop_columns([ROW_OFFSET])
     if hits > DENSE * w.rows:  # many: read the window's range, filter it alike
@@ -284,7 +285,9 @@ def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa
     else:  # few: take just those rows
         offsets = keys.column(ROW_OFFSET).to_numpy().astype(np.int64)
         rest = pa.Table.from_batches(w.others.take(offsets), schema=w.others.out_schema)
-    columns = [
-        keys.column(f.name) if f.name in keys.column_names else rest.column(f.name) for f in schema
-    ]
+    names = set(w.keys.out_schema.names)
+    columns = [keys.column(f.name) if f.name in names else rest.column(f.name) for f in schema]
+    if w.keys.row_addresses:
+        columns.append(keys.column(ROW_ADDRESS))
+        schema = schema.append(keys.schema.field(ROW_ADDRESS))
     return pa.Table.from_arrays(columns, schema=schema)

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from ..errors import ColumnNotFoundError, InvalidExpressionError, ReadError
 from ..manifest.model import Fragment
 from ..read.output import blob_values_schema, check_override_paths, output_schema
-from ..read.scan import FragmentReader, empty_rows
+from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows
 from ..read.views import kernel_schema, to_layout
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
@@ -337,9 +337,15 @@ def run_scan(
     limit: int | None = None,
     offset: int | None = None,
     batch_size: int | None = None,
+    row_addresses: Sequence[str] = (),
 ) -> Iterator[pa.RecordBatch]:
-    """Stream the plan's output batches; stops reading as soon as ``limit`` rows are out."""
+    """Stream the plan's output batches; stops reading as soon as ``limit`` rows are out.
+
+    ``row_addresses``: names of uint64 columns appended to every batch, each holding the
+    rows' addresses ``(fragment id << 32) | physical offset`` (``_rowid`` of a table
+    without stable row ids, ``_rowaddr``)."""
     batch_size = batch_size or DEFAULT_BATCH_SIZE
+    addresses = bool(row_addresses)
     skip = offset or 0
     remaining = limit
     if remaining is not None and remaining <= 0:
@@ -351,7 +357,7 @@ def run_scan(
         def make(
             f: Fragment, fields: list[Field], sch: pa.Schema, plans: dict[Any, Any]
         ) -> FragmentReader:
-            return FragmentReader(store, table, f, fields, sch, plans)
+            return FragmentReader(store, table, f, fields, sch, plans, row_addresses=addresses)
 
         found = filtered_batches(
             make, fragments, plan.top_fields, schema, plan.predicate, batch_size
@@ -360,14 +366,25 @@ def run_scan(
     else:
         plans: dict[Any, Any] = {}
         readers = (
-            FragmentReader(store, table, f, plan.top_fields, schema, plans) for f in fragments
+            FragmentReader(store, table, f, plan.top_fields, schema, plans, row_addresses=addresses)
+            for f in fragments
         )
         stream = unfiltered_batches(readers, batch_size, skip)
+    emit = project
+    if row_addresses:
+
+        def emit(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
+            out = project(batch, plan)
+            column = batch.column(ROW_ADDRESS)
+            for name in row_addresses:
+                out = out.append_column(pa.field(name, pa.uint64()), column)
+            return out
+
     for batch in stream:
         if remaining is not None:
             if batch.num_rows >= remaining:
-                yield project(batch.slice(0, remaining), plan)
+                yield emit(batch.slice(0, remaining), plan)
                 return
             remaining -= batch.num_rows
         if batch.num_rows:
-            yield project(batch, plan)
+            yield emit(batch, plan)

@@ -29,6 +29,7 @@ from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
 __all__ = [
     "FragmentReader",
+    "ROW_ADDRESS",
     "ROW_OFFSET",
     "deleted_rows",
     "deletion_problems",
@@ -83,13 +84,18 @@ class FragmentReader:
         fields: Sequence[Field],
         out_schema: pa.Schema,
         plans: dict[Any, Any] | None = None,
+        *,
+        row_addresses: bool = False,
     ) -> None:
         """``plans``: a cache of data-file plans shared by the readers of one scan (the same
-        fields and output schema); files with the same columns and field ids share a plan."""
+        fields and output schema); files with the same columns and field ids share a plan.
+        ``row_addresses``: every batch also ends with :data:`ROW_ADDRESS`, each row's address
+        ``(fragment id << 32) | physical offset`` (after :data:`ROW_OFFSET` when both)."""
         self.store = store
         self.fragment = fragment
         self.fields = list(fields)
         self.out_schema = out_schema
+        self.row_addresses = row_addresses
         self._table = table
         self._opened: list[tuple[_Reader, FilePlan, list[str]]] | None = None
         self._deletions = _Deletions()
@@ -150,10 +156,23 @@ class FragmentReader:
         return blob, frozenset(values)
 
     def sharing(
-        self, fields: Sequence[Field], out_schema: pa.Schema, plans: dict[Any, Any] | None = None
+        self,
+        fields: Sequence[Field],
+        out_schema: pa.Schema,
+        plans: dict[Any, Any] | None = None,
+        *,
+        row_addresses: bool = False,
     ) -> FragmentReader:
         """A reader of other ``fields`` of the same fragment, sharing its deletion vector."""
-        other = FragmentReader(self.store, self._table, self.fragment, fields, out_schema, plans)
+        other = FragmentReader(
+            self.store,
+            self._table,
+            self.fragment,
+            fields,
+            out_schema,
+            plans,
+            row_addresses=row_addresses,
+        )
         other._deletions = self._deletions
         return other
 
@@ -203,16 +222,21 @@ class FragmentReader:
         self,
         raw: _Raw,
         keep: np.ndarray | None = None,
-        start: int | None = None,
         offsets: np.ndarray | None = None,
+        addresses: np.ndarray | None = None,
     ) -> Iterator[pa.RecordBatch]:
+        """``raw`` converted to the output layouts (rows not in ``keep`` dropped), ending with
+        each row's physical ``offsets`` (:data:`ROW_OFFSET`) and ``addresses``
+        (:data:`ROW_ADDRESS`) when given."""
         schema = self.out_schema
-        if start is not None:
-            offsets = np.arange(start, start + raw.num_rows, dtype=np.uint64)
         if offsets is not None:  # carry each row's physical offset through filters and splits
             arrays = [*raw.arrays, pa.array(offsets)]
             raw = _Raw(arrays, [*raw.converters, identity], raw.num_rows)
             schema = schema.append(pa.field(ROW_OFFSET, pa.uint64(), nullable=False))
+        if addresses is not None:
+            arrays = [*raw.arrays, pa.array(addresses)]
+            raw = _Raw(arrays, [*raw.converters, identity], raw.num_rows)
+            schema = schema.append(pa.field(ROW_ADDRESS, pa.uint64(), nullable=False))
         if not raw.arrays:
             yield empty_rows(raw.num_rows if keep is None else int(keep.sum()))
             return
@@ -220,6 +244,10 @@ class FragmentReader:
         if keep is not None:
             batch = batch.filter(pa.array(keep))
         yield from convert_batch(batch, raw.converters, schema)
+
+    def _addresses(self, offsets: np.ndarray) -> np.ndarray:
+        """The row addresses (uint64) of physical ``offsets`` in this fragment."""
+        return offsets.astype(np.uint64) | np.uint64(self.fragment.id << 32)
 
     def batches(
         self,
@@ -252,7 +280,13 @@ class FragmentReader:
                 if hi > lo:
                     keep = np.ones(raw.num_rows, dtype=bool)
                     keep[deleted[lo:hi] - first] = False
-            for batch in self._convert(raw, keep, first if with_offsets else None):
+            offsets = None
+            if with_offsets or self.row_addresses:
+                offsets = np.arange(first, first + raw.num_rows, dtype=np.uint64)
+            addresses = None
+            if offsets is not None and self.row_addresses:
+                addresses = self._addresses(offsets)
+            for batch in self._convert(raw, keep, offsets if with_offsets else None, addresses):
                 if batch.num_rows:
                     yield batch
 
@@ -304,7 +338,10 @@ class FragmentReader:
             table = reader.take(cols, rows)
             batch = table.combine_chunks().to_batches()
             parts.append((plan, batch[0] if batch else _empty(table.schema)))
-        return list(self._convert(self._assemble(parts, len(rows))))
+        addresses = None
+        if self.row_addresses:
+            addresses = self._addresses(np.asarray(physical_rows, dtype=np.uint64))
+        return list(self._convert(self._assemble(parts, len(rows)), addresses=addresses))
 
 
 def read_together(
@@ -318,10 +355,10 @@ def read_together(
     each, then joined and assembled, converted and cut as one batch: the Python work per
     fragment is the read call alone. Other fragments are read on their own. With
     ``with_offsets`` the batches end with :data:`ROW_OFFSET` (offsets within each row's
-    own fragment)."""
+    own fragment); readers with ``row_addresses`` add :data:`ROW_ADDRESS`."""
     out: list[pa.RecordBatch] = []
     counts: list[int] = []
-    run: list[tuple[pa.RecordBatch, np.ndarray | None]] = []
+    run: list[tuple[pa.RecordBatch, np.ndarray | None, FragmentReader]] = []
     run_bytes = 0
     lead: FragmentReader | None = None
 
@@ -329,19 +366,26 @@ def read_together(
         nonlocal lead, run_bytes
         if lead is None:
             return
-        raws = [b for b, _ in run]
+        raws = [b for b, _, _ in run]
         total = sum(b.num_rows for b in raws)
         joined = raws[0] if len(raws) == 1 else pa.concat_batches(raws)
-        keeps = [k for _, k in run]
+        keeps = [k for _, k, _ in run]
         keep = None
         if any(k is not None for k in keeps):
-            keep = np.concatenate([np.ones(b.num_rows, bool) if k is None else k for b, k in run])
-        offsets = None
-        if with_offsets:
+            keep = np.concatenate(
+                [np.ones(b.num_rows, bool) if k is None else k for b, k, _ in run]
+            )
+        offsets = addresses = None
+        if with_offsets or lead.row_addresses:
             offsets = np.concatenate([np.arange(b.num_rows, dtype=np.uint64) for b in raws])
+        if lead.row_addresses:
+            addresses = np.concatenate(
+                [r._addresses(np.arange(b.num_rows, dtype=np.uint64)) for b, _, r in run]
+            )
         plan = lead._plans[0][1]
         raw = lead._assemble([(plan, joined)], total)
-        out.extend(b for b in lead._convert(raw, keep, offsets=offsets) if b.num_rows)
+        offsets = offsets if with_offsets else None
+        out.extend(b for b in lead._convert(raw, keep, offsets, addresses) if b.num_rows)
         run.clear()
         run_bytes = 0
         lead = None
@@ -353,7 +397,9 @@ def read_together(
             counts.append(0)
             continue
         if lead is not None and (
-            plan is not lead._plans[0][1] or r.out_schema is not lead.out_schema
+            plan is not lead._plans[0][1]
+            or r.out_schema is not lead.out_schema
+            or r.row_addresses != lead.row_addresses
         ):
             flush()
         if lead is None and not _joinable(r):
@@ -373,7 +419,7 @@ def read_together(
         if deleted is not None and len(deleted):
             keep = np.ones(r.physical_rows, dtype=bool)
             keep[deleted] = False
-        run.append((batch, keep))
+        run.append((batch, keep, r))
         run_bytes += size
         counts.append(r.physical_rows if keep is None else int(keep.sum()))
     flush()
@@ -397,6 +443,9 @@ def _joinable(r: FragmentReader) -> bool:
 
 #: name of the physical row offset column ``batches(with_offsets=True)`` appends
 ROW_OFFSET = "_rowoffset"
+#: name of the row address column readers with ``row_addresses`` append (an internal name:
+#: scans hand it out as ``_rowid`` / ``_rowaddr``)
+ROW_ADDRESS = "_lance_semantic_rowaddr"
 
 
 @dataclass(frozen=True, slots=True)
