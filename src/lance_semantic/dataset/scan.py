@@ -28,6 +28,7 @@ from ..read.views import kernel_schema, to_layout
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
 from .arguments import check_boolean_result
+from .arrow_filters import expression_columns
 from .evolution_sql import ColumnExpression
 from .expressions import SqlExpression, referenced_columns
 from .filtered_scan import drop_rows, filtered_batches, unfiltered_batches
@@ -50,7 +51,11 @@ DEFAULT_BATCH_SIZE = 8192
 class Predicate:
     """A row filter compiled once per scan and applied per batch."""
 
-    def __init__(self, expr: str | pc.Expression, table: TableSchema) -> None:
+    def __init__(
+        self, expr: str | pc.Expression, table: TableSchema, arrow: pa.Schema | None = None
+    ) -> None:
+        """``arrow``: the table's columns as reads return them, to find the columns an
+        Arrow expression references (without it, it reads every column)."""
         self.expr = expr
         self._sql: SqlExpression | None = None
         if isinstance(expr, str):
@@ -58,6 +63,8 @@ class Predicate:
             self.columns = referenced_columns(expr, table.names)
         elif isinstance(expr, pc.Expression):
             self.columns = list(table.names)
+            if arrow is not None:
+                self.columns = expression_columns(expr, arrow)
         else:
             raise TypeError(
                 f"filter must be a SQL string or pyarrow.compute.Expression, got {expr!r}"
@@ -70,7 +77,14 @@ class Predicate:
             names = set(batch.schema.names)
             return self._sql.evaluate(batch.select([c for c in self.columns if c in names]))
         assert isinstance(self.expr, pc.Expression)
-        return _eval(pa.Table.from_batches([batch]), self.expr).combine_chunks()
+        # the referenced columns in table order: a positional ``pc.field(0)`` is the table's
+        # first column, as in a pyarrow dataset
+        names = set(batch.schema.names)
+        table = pa.Table.from_batches([batch.select([c for c in self.columns if c in names])])
+        try:
+            return _eval(table, self.expr).combine_chunks()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise InvalidExpressionError(str(self.expr), str(e).split("\n")[0]) from e
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         m = self.mask(batch)
@@ -132,7 +146,12 @@ def plan_scan(
     ``plain_dictionaries``: the kernel layout also decodes dictionaries (rewrites of a
     flagged table: any layout may be written back, and a narrow key could not hold new
     values)."""
-    predicate = Predicate(filter, table) if filter is not None else None
+    predicate = None
+    if filter is not None:
+        arrow = None
+        if isinstance(filter, pc.Expression):
+            arrow = kernel_schema(output_schema(table, flagged=flagged))
+        predicate = Predicate(filter, table, arrow)
     flat = isinstance(columns, Mapping)
     outputs: list[Output] = []
     sql: dict[str, str] = {}
