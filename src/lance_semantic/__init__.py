@@ -13,6 +13,7 @@ from .dataset.cleanup import CleanupStats
 from .dataset.dataset import Dataset, FeatureFlags, dataset
 from .dataset.fragment import LanceFragment
 from .dataset.maintenance import upgrade
+from .dataset.scanner import Scanner
 from .dataset.writing import write_dataset
 from .errors import (
     ColumnNotFoundError,
@@ -54,6 +55,7 @@ __all__ = [
     "Dataset",
     "FeatureFlags",
     "LanceFragment",
+    "Scanner",
     "Field",
     "TableSchema",
     "FLAG_SEMANTIC_TYPES",

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pds
 
 from ..commit.committer import commit, list_versions, load_manifest
 from ..errors import InvalidOutputEncodingError, ReadError
@@ -29,7 +30,7 @@ from ..storage.blobs import BlobFile
 from ..storage.object_store import ObjectStore, open_store
 from ..types.layouts import validate_output_encoding
 from . import arguments as args
-from . import evolution, mutations
+from . import arrow_dataset, evolution, mutations
 from .blobs import take_blobs
 from .cleanup import CleanupStats, cleanup_old_versions
 from .compaction import DatasetOptimizer
@@ -37,14 +38,11 @@ from .fragment import LanceFragment
 from .indices import IndexInformation, list_indices
 from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
 from .scan import Columns, ScanPlan, plan_scan, run_scan, take_rows
+from .scanner import TABLE_BATCH, Scanner, make_scanner
 from .tags import Reference, Tags, resolve_reference
 from .versions import LanceStats, Version, all_versions, version_entry
 
 __all__ = ["Dataset", "dataset", "FeatureFlags"]
-
-#: rows per internal batch when a whole table is asked for (to_table): larger batches let
-#: value conversions such as JSONB -> text use both cores
-_TABLE_BATCH = 262_144
 
 Filter: TypeAlias = str | pc.Expression  # a SQL string or an Arrow compute expression
 
@@ -85,10 +83,14 @@ def dataset(
     return Dataset._open(store, uri, resolve_reference(store, reference))
 
 
-class Dataset:
-    """One version of a Lance table."""
+class Dataset(pds.Dataset):
+    """One version of a Lance table.
+
+    A ``pyarrow.dataset.Dataset``, so that DuckDB and Polars push projections and filters
+    into :meth:`scanner` / :meth:`to_batches` (see ``dataset.arrow_dataset``)."""
 
     def __init__(self, store: ObjectStore, uri: str, manifest: Manifest) -> None:
+        # (no super().__init__: pyarrow's forbids direct construction)
         flags.check_readable(manifest, uri)
         self._store = store
         self._uri = uri
@@ -219,7 +221,7 @@ class Dataset:
             plan,
             limit=limit,
             offset=offset,
-            batch_size=batch_size or _TABLE_BATCH,
+            batch_size=batch_size or TABLE_BATCH,
         )
         schema = plan.output_schema
         return pa.Table.from_batches(list(batches), schema=schema)
@@ -399,10 +401,6 @@ class Dataset:
             error_if_tagged_old_versions=error_if_tagged_old_versions,
         )
 
-    def head(self, num_rows: int, columns: Columns | None = None, **kwargs: Any) -> pa.Table:
-        """The first ``num_rows`` rows (``to_table`` options may follow)."""
-        return self.to_table(columns, limit=args.check_int("num_rows", num_rows), **kwargs)
-
     def sample(
         self, num_rows: int, columns: Columns | None = None, randomize_order: bool = True
     ) -> pa.Table:
@@ -448,6 +446,89 @@ class Dataset:
     def stats(self) -> LanceStats:
         """``stats.dataset_stats()``: deleted rows, fragments, small files."""
         return LanceStats(self)
+
+    # ---- scanners, engines and the rest of pyarrow's Dataset ----------------------------------
+    def scanner(
+        self,
+        columns: Columns | None = None,
+        filter: Filter | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        *,
+        batch_size: int | None = None,
+        with_row_id: bool | None = False,
+        with_row_address: bool | None = False,
+        output_encodings: Mapping[str, str] | None = None,
+        fragments: Sequence[LanceFragment] | None = None,
+        **options: Any,
+    ) -> Scanner:
+        """A :class:`~lance_semantic.dataset.scanner.Scanner` of this version: ``to_table()``,
+        ``to_batches()``, ``to_reader()`` (streaming), ``count_rows()``, ``projected_schema``.
+
+        ``with_row_id`` adds ``_rowid`` (uint64, ``fragment id << 32 | row offset``),
+        ``with_row_address`` ``_rowaddr``. pylance's tuning options (``batch_readahead``,
+        ``scan_in_order``, ...) are accepted and ignored; those of features not here
+        (``nearest``, ``full_text_query``, ...) raise ``NotSupportedYetError`` unless left
+        at their default; other names are a ``TypeError``."""
+        return make_scanner(
+            self,
+            columns,
+            filter,
+            limit,
+            offset,
+            batch_size=batch_size,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            output_encodings=output_encodings,
+            fragments=fragments,
+            **options,
+        )
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.scanner().__arrow_c_stream__(requested_schema)
+
+    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
+        """The first ``num_rows`` rows (``kwargs`` as for :meth:`scanner`)."""
+        return self.scanner(**kwargs).head(num_rows)
+
+    @property
+    def partition_expression(self) -> pc.Expression:
+        """Always true: a Lance table is not partitioned."""
+        return pc.scalar(True)
+
+    def sort_by(self, sorting: str | list[tuple[str, str]], **kwargs: Any) -> pds.Dataset:
+        """pyarrow's ``sort_by``: the rows sorted, as a ``pyarrow.dataset.InMemoryDataset``."""
+        return arrow_dataset.sort_by(self, sorting, **kwargs)
+
+    def join(self, right_dataset: Any, keys: Any, *a: Any, **kwargs: Any) -> pds.Dataset:
+        """pyarrow's ``join`` over the rows read, as a ``pyarrow.dataset.InMemoryDataset``."""
+        return arrow_dataset.join(self, right_dataset, keys, *a, **kwargs)
+
+    def join_asof(self, right_dataset: Any, *a: Any, **kwargs: Any) -> pds.Dataset:
+        """pyarrow's ``join_asof`` over the rows read, as an ``InMemoryDataset``."""
+        return arrow_dataset.join_asof(self, right_dataset, *a, **kwargs)
+
+    def filter(self, expression: Any) -> pds.Dataset:
+        raise arrow_dataset.not_supported(
+            "filter", "pass filter= to scanner(), to_table() or to_batches()"
+        )
+
+    def replace_schema(self, schema: Any) -> pds.Dataset:
+        raise arrow_dataset.not_supported(
+            "replace_schema", "use alter_columns() or set_output_encoding()"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        options = self._store.storage_options
+        return (_reopen, (self._uri, self.version, dict(options) if options else None))
+
+    def __copy__(self) -> Dataset:
+        return Dataset(self._store, self._uri, self._manifest)
+
+
+def _reopen(uri: str, version: int, storage_options: Mapping[str, str] | None) -> Dataset:
+    """What unpickling a ``Dataset`` calls: the same version of the same table."""
+    return dataset(uri, version=version, storage_options=storage_options)
 
 
 def _check_window(

@@ -1,0 +1,338 @@
+"""``Dataset.scanner()``: one configured scan of one version, with pylance's ``LanceScanner``
+names, as the ``pyarrow.dataset.Scanner`` that engines consume (layer L5).
+
+A :class:`Scanner` is planned when it is made (bad columns, filters and output encodings
+fail then, naming the argument) and reads nothing until asked: ``to_reader()`` and
+``to_batches()`` stream, ``to_table()`` collects. The rows come from the same machinery as
+``Dataset.to_table`` (``dataset.scan``: ``plan_scan`` / ``run_scan``), so the filter and the
+columns are pushed into the fragment reads (late materialisation, output encodings).
+
+``with_row_id`` adds ``_rowid`` (uint64) numbered as pylance numbers rows of a table
+without stable row ids: ``(fragment id << 32) | physical row offset``; ``with_row_address``
+adds ``_rowaddr``, the same value. The scanner reads the version its dataset handle was at
+when it was made, as pylance's does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+
+from ..errors import NotSupportedYetError
+from ..manifest import flags
+from ..manifest.model import Fragment
+from ..read.scan import FragmentReader
+from . import arguments as args
+from .scan import Columns, ScanPlan, plan_scan, run_scan
+
+if TYPE_CHECKING:
+    from .dataset import Dataset
+    from .fragment import LanceFragment
+
+__all__ = ["Scanner", "make_scanner", "TABLE_BATCH", "ROW_ID", "ROW_ADDR"]
+
+#: rows per internal batch when a whole table is asked for (to_table): larger batches let
+#: value conversions such as JSONB -> text use both cores
+TABLE_BATCH = 262_144
+
+ROW_ID = "_rowid"
+ROW_ADDR = "_rowaddr"
+
+#: pylance / pyarrow scanner options that only tune how a scan runs: accepted and ignored
+#: (scans here are always in order, read ahead on their own, and have no indices)
+_TUNING = frozenset(
+    {
+        "batch_size_bytes",
+        "batch_readahead",
+        "fragment_readahead",
+        "scan_in_order",
+        "io_buffer_size",
+        "late_materialization",
+        "use_stats",
+        "use_scalar_index",
+        "prefilter",
+        "fast_search",
+        "disable_scoring_autoprojection",
+        "use_threads",
+        "cache_metadata",
+        "memory_pool",
+    }
+)
+#: pylance / pyarrow options of features not here: refused unless left at their default
+_UNSUPPORTED: Mapping[str, str] = {
+    "nearest": "vector search (nearest=)",
+    "full_text_query": "full text search (full_text_query=)",
+    "index_segments": "index segments (index_segments=)",
+    "include_deleted_rows": "reading deleted rows (include_deleted_rows=True)",
+    "scan_stats_callback": "scan statistics (scan_stats_callback=)",
+    "order_by": "ordered scans (order_by=); sort the result instead",
+    "row_addr_allowlist": "row address allow lists (row_addr_allowlist=)",
+    "row_addr_blocklist": "row address block lists (row_addr_blocklist=)",
+    "strict_batch_size": "strict batch sizes (strict_batch_size=True)",
+    "fragment_scan_options": "file-format scan options (fragment_scan_options=)",
+}
+#: the default that ``blob_handling`` may be given explicitly (what reads return here)
+_BLOB_HANDLING_DEFAULT = "blobs_descriptions"
+
+
+class Scanner(pds.Scanner):
+    """A scan of one dataset version: columns, filter, window and output layouts fixed.
+
+    Made by :meth:`Dataset.scanner`. ``pyarrow.dataset.Scanner`` is its base so that DuckDB
+    reads it like pyarrow's own (``duckdb.sql("SELECT * FROM scanner")``); every method of
+    the base is defined here (the base's own would touch a C++ scanner there is none of).
+    """
+
+    def __init__(
+        self,
+        ds: Dataset,
+        plan: ScanPlan,
+        fragments: Sequence[Fragment],
+        *,
+        limit: int | None,
+        offset: int | None,
+        batch_size: int | None,
+        row_columns: tuple[str, ...],
+        count_plan: ScanPlan | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> None:
+        # (no super().__init__: pyarrow's forbids direct construction)
+        self._ds = ds
+        self._plan = plan
+        self._fragments = list(fragments)
+        self._limit = limit
+        self._offset = offset
+        self._batch_size = batch_size
+        self._row_columns = row_columns
+        self._count_plan = count_plan
+        self._arguments = dict(arguments or {})
+
+    # ---- schemas ------------------------------------------------------------------------
+    @property
+    def projected_schema(self) -> pa.Schema:
+        """The schema of the batches this scan returns."""
+        schema = self._plan.output_schema
+        for name in self._row_columns:
+            schema = schema.append(pa.field(name, pa.uint64()))
+        return schema
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        """The schema of the dataset version scanned (as ``Dataset.schema``)."""
+        return self._ds.schema
+
+    # ---- reads --------------------------------------------------------------------------
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Stream the rows in batches of at most ``batch_size`` rows."""
+        return self._run(self._batch_size)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """The rows as a streaming ``pyarrow.RecordBatchReader``."""
+        return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
+
+    def to_table(self) -> pa.Table:
+        """Read the rows into one table."""
+        batches = list(self._run(self._batch_size or TABLE_BATCH))
+        return pa.Table.from_batches(batches, schema=self.projected_schema)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
+    def head(self, num_rows: int) -> pa.Table:
+        """The first ``num_rows`` rows of the scan."""
+        n = args.check_int("num_rows", num_rows)
+        limit = n if self._limit is None else min(n, self._limit)
+        batches = list(self._run(self._batch_size or TABLE_BATCH, limit=limit))
+        return pa.Table.from_batches(batches, schema=self.projected_schema)
+
+    def take(self, indices: Sequence[int] | np.ndarray | pa.Array) -> pa.Table:
+        """Rows at ``indices`` of the scan's result (offsets into the rows it returns)."""
+        idx = args.check_row_indices("indices", indices)
+        table = self.to_table()
+        if len(idx) and (idx.min() < 0 or idx.max() >= table.num_rows):
+            bad = int(idx[(idx < 0) | (idx >= table.num_rows)][0])
+            raise IndexError(f"take index {bad} is out of range for {table.num_rows} rows")
+        return table.take(pa.array(idx))
+
+    def count_rows(self) -> int:
+        """How many rows the scan returns (its filter, offset and limit applied); without
+        a filter only the fragments' row counts are read."""
+        if self._count_plan is None:
+            schema = self._ds.semantic_schema
+            total = sum(
+                FragmentReader(self._ds._store, schema, f, [], pa.schema([])).live_rows()
+                for f in self._fragments
+            )
+        else:
+            total = sum(
+                b.num_rows
+                for b in run_scan(
+                    self._ds._store,
+                    self._ds.semantic_schema,
+                    self._fragments,
+                    self._count_plan,
+                    batch_size=TABLE_BATCH,
+                )
+            )
+        total = max(0, total - (self._offset or 0))
+        return total if self._limit is None else min(total, self._limit)
+
+    def scan_batches(self) -> Iterator[Any]:
+        raise NotSupportedYetError(
+            "Scanner.scan_batches (batches tagged with their fragment); use to_batches()"
+        )
+
+    @staticmethod
+    def from_dataset(*args: Any, **kwargs: Any) -> Scanner:
+        raise NotSupportedYetError("Scanner.from_dataset; use Dataset.scanner(...)")
+
+    @staticmethod
+    def from_fragment(*args: Any, **kwargs: Any) -> Scanner:
+        raise NotSupportedYetError("Scanner.from_fragment; use Dataset.scanner(fragments=[...])")
+
+    @staticmethod
+    def from_batches(*args: Any, **kwargs: Any) -> Scanner:
+        raise NotSupportedYetError("Scanner.from_batches; write the batches to a dataset first")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self._ds, self._arguments))
+
+    def __repr__(self) -> str:
+        return (
+            f"Scanner(uri={self._ds.uri!r}, version={self._ds.version}, "
+            f"columns={self.projected_schema.names})"
+        )
+
+    def _run(self, batch_size: int | None, limit: int | None = None) -> Iterator[pa.RecordBatch]:
+        return run_scan(
+            self._ds._store,
+            self._ds.semantic_schema,
+            self._fragments,
+            self._plan,
+            limit=self._limit if limit is None else limit,
+            offset=self._offset,
+            batch_size=batch_size,
+            row_addresses=self._row_columns,
+        )
+
+
+def _rebuild(ds: Dataset, arguments: Mapping[str, Any]) -> Scanner:
+    return make_scanner(ds, **arguments)
+
+
+def make_scanner(
+    ds: Dataset,
+    columns: Columns | None = None,
+    filter: str | pc.Expression | None = None,
+    limit: int | None = None,
+    offset: int | None = None,
+    *,
+    batch_size: int | None = None,
+    with_row_id: bool | None = False,
+    with_row_address: bool | None = False,
+    output_encodings: Mapping[str, str] | None = None,
+    fragments: Sequence[LanceFragment] | None = None,
+    **options: Any,
+) -> Scanner:
+    """A :class:`Scanner` of ``ds`` at its current version (see ``Dataset.scanner``)."""
+    _check_options(options)
+    args.check_columns(columns)
+    args.check_filter("filter", filter)
+    args.check_str_mapping("output_encodings", output_encodings, values="output encoding (str)")
+    limit = args.check_optional_int("limit", limit)
+    offset = args.check_optional_int("offset", offset)
+    batch_size = args.check_optional_int("batch_size", batch_size, minimum=1)
+    row_id = bool(args.check_optional_bool("with_row_id", with_row_id))
+    row_addr = bool(args.check_optional_bool("with_row_address", with_row_address))
+    snapshot = type(ds)(ds._store, ds.uri, ds.manifest)
+    manifest = snapshot.manifest
+    if row_id and manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
+        raise NotSupportedYetError(
+            "with_row_id=True on a table with stable row ids (their row id sequences are "
+            "not read); with_row_address=True gives each row's address"
+        )
+    chosen = _chosen(fragments)
+    frags = _fragments(manifest.fragments, chosen)
+    table = snapshot.semantic_schema
+    plan = plan_scan(
+        table, columns, filter, flagged=snapshot.semantic_types, output_encodings=output_encodings
+    )
+    count_plan = None
+    if filter is not None:
+        count_plan = plan_scan(table, [], filter, flagged=snapshot.semantic_types)
+    row_columns = (ROW_ID,) * row_id + (ROW_ADDR,) * row_addr
+    taken = plan.output_schema.names
+    for name in row_columns:
+        if name in taken:
+            raise ValueError(f"columns already hold a column named {name!r}")
+    arguments = {
+        "columns": columns,
+        "filter": filter,
+        "limit": limit,
+        "offset": offset,
+        "batch_size": batch_size,
+        "with_row_id": row_id,
+        "with_row_address": row_addr,
+        "output_encodings": output_encodings,
+        "fragments": chosen,
+    }
+    return Scanner(
+        snapshot,
+        plan,
+        frags,
+        limit=limit,
+        offset=offset,
+        batch_size=batch_size,
+        row_columns=row_columns,
+        count_plan=count_plan,
+        arguments=arguments,
+    )
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """pylance's other scanner options: tuning ones are ignored, those of features not here
+    are refused unless left at their default, unknown names are a ``TypeError``."""
+    for name, value in options.items():
+        if name in _TUNING:
+            continue
+        if name in _UNSUPPORTED:
+            if value is None or value is False:
+                continue
+            raise NotSupportedYetError(_UNSUPPORTED[name])
+        if name == "blob_handling":
+            if value is None or value == _BLOB_HANDLING_DEFAULT:
+                continue
+            raise NotSupportedYetError(
+                f"blob_handling={value!r} (blob columns read as pylance's descriptors, "
+                f"'{_BLOB_HANDLING_DEFAULT}'; their bytes through Dataset.take_blobs)"
+            )
+        raise TypeError(f"scanner() got an unexpected keyword argument {name!r}")
+
+
+def _chosen(fragments: object) -> list[LanceFragment] | None:
+    if fragments is None:
+        return None
+    if isinstance(fragments, str | bytes | Mapping) or not isinstance(fragments, Iterable):
+        raise TypeError(f"fragments must be a list of LanceFragment, got {fragments!r}")
+    return list(fragments)
+
+
+def _fragments(
+    all_fragments: Sequence[Fragment], chosen: Sequence[LanceFragment] | None
+) -> list[Fragment]:
+    """The fragments to scan: all of them, or those of ``chosen`` (of this version)."""
+    if chosen is None:
+        return list(all_fragments)
+    by_id = {f.id: f for f in all_fragments}
+    out = []
+    for f in chosen:
+        fid = getattr(f, "fragment_id", None)
+        if not isinstance(fid, int) or fid not in by_id:
+            raise ValueError(f"fragments must hold fragments of this dataset version, got {f!r}")
+        out.append(by_id[fid])
+    return out
