@@ -98,7 +98,6 @@ class Scanner(pds.Scanner):
         offset: int | None,
         batch_size: int | None,
         row_columns: tuple[str, ...],
-        count_plan: ScanPlan | None = None,
         arguments: Mapping[str, Any] | None = None,
     ) -> None:
         # (no super().__init__: pyarrow's forbids direct construction)
@@ -109,7 +108,6 @@ class Scanner(pds.Scanner):
         self._offset = offset
         self._batch_size = batch_size
         self._row_columns = row_columns
-        self._count_plan = count_plan
         self._arguments = dict(arguments or {})
 
     # ---- schemas ------------------------------------------------------------------------
@@ -162,23 +160,19 @@ class Scanner(pds.Scanner):
     def count_rows(self) -> int:
         """How many rows the scan returns (its filter, offset and limit applied); without
         a filter only the fragments' row counts are read."""
-        if self._count_plan is None:
-            schema = self._ds.semantic_schema
+        schema = self._ds.semantic_schema
+        if self._plan.predicate is None:
             total = sum(
                 FragmentReader(self._ds._store, schema, f, [], pa.schema([])).live_rows()
                 for f in self._fragments
             )
-        else:
-            total = sum(
-                b.num_rows
-                for b in run_scan(
-                    self._ds._store,
-                    self._ds.semantic_schema,
-                    self._fragments,
-                    self._count_plan,
-                    batch_size=TABLE_BATCH,
-                )
+        else:  # the filter's columns only
+            flagged = self._ds.semantic_types
+            plan = plan_scan(schema, [], self._plan.predicate.expr, flagged=flagged)
+            batches = run_scan(
+                self._ds._store, schema, self._fragments, plan, batch_size=TABLE_BATCH
             )
+            total = sum(b.num_rows for b in batches)
         total = max(0, total - (self._offset or 0))
         return total if self._limit is None else min(total, self._limit)
 
@@ -262,9 +256,6 @@ def make_scanner(
     plan = plan_scan(
         table, columns, filter, flagged=snapshot.semantic_types, output_encodings=output_encodings
     )
-    count_plan = None
-    if filter is not None:
-        count_plan = plan_scan(table, [], filter, flagged=snapshot.semantic_types)
     row_columns = (ROW_ID,) * row_id + (ROW_ADDR,) * row_addr
     taken = plan.output_schema.names
     for name in row_columns:
@@ -289,7 +280,6 @@ def make_scanner(
         offset=offset,
         batch_size=batch_size,
         row_columns=row_columns,
-        count_plan=count_plan,
         arguments=arguments,
     )
 
