@@ -269,7 +269,8 @@ def test_positional_field_references_are_table_order(table: ls.Dataset) -> None:
 
 def test_dataset_is_a_pyarrow_dataset_and_keeps_its_behaviour(table: ls.Dataset) -> None:
     assert isinstance(table, pds.Dataset)
-    assert repr(table) == f"Dataset(uri={table.uri!r}, version={table.version}, rows={len(_live())})"
+    rows = len(_live())
+    assert repr(table) == f"Dataset(uri={table.uri!r}, version={table.version}, rows={rows})"
     assert table.schema.names == ["i", "s", "f"]
     assert table.count_rows() == table.count_rows("i >= 0") == len(_live())
     assert table.to_table(columns=["i"]).column("i").to_pylist() == _live()
