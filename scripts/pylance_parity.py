@@ -79,7 +79,10 @@ NOTES: dict[str, tuple[str, str]] = {
     "drop_columns": (SAME, "returns the handle"),
     "drop_index": (NOT_YET, "index management"),
     "explain_cleanup_old_versions": (NOT_YET, "a dry run of cleanup"),
-    "filter": (NOT_YET, "pyarrow `Dataset` protocol; use `to_table(filter=...)`"),
+    "filter": (
+        DIFFERS,
+        "pyarrow's `Dataset.filter` raises `NotSupportedYetError`; use `to_table(filter=...)`",
+    ),
     "fragment_ids": (NOT_YET, "use `[f.fragment_id for f in ds.get_fragments()]`"),
     "from_pydantic_model": (NOT_YET, "pydantic integration"),
     "get_fragment": (SAME, ""),
@@ -89,15 +92,15 @@ NOTES: dict[str, tuple[str, str]] = {
     "get_version": (SAME, ""),
     "has_index": (SAME, ""),
     "has_stable_row_ids": (NOT_YET, "tables with stable row ids are refused for writing"),
-    "head": (SAME, "`columns` and `to_table` options after `num_rows`"),
+    "head": (SAME, "`scanner` options after `num_rows`"),
     "index_statistics": (NOT_YET, "reads the index files"),
     "initial_storage_options": (NOT_YET, "storage option accessors"),
     "initialize_mem_wal": (NOT_YET, "MemWAL"),
-    "insert": (IN_PROGRESS, "append / overwrite with `write_dataset`'s options"),
+    "insert": (SAME, "append / overwrite with `write_dataset`'s options"),
     "io_stats_incremental": (NOT_YET, "pylance's reader IO counters"),
     "io_stats_snapshot": (NOT_YET, "pylance's reader IO counters"),
-    "join": (NOT_YET, "pyarrow `Dataset` protocol (pylance does not implement it either)"),
-    "join_asof": (NOT_YET, "pyarrow `Dataset` protocol"),
+    "join": (DIFFERS, "pyarrow's `join`, through a scan: returns an `InMemoryDataset`"),
+    "join_asof": (DIFFERS, "through a scan (pylance's segfaults)"),
     "lance_schema": (NOT_YET, "`semantic_schema` is the field tree with ids (a `TableSchema`)"),
     "latest_storage_options": (NOT_YET, "storage option accessors"),
     "latest_version": (SAME, ""),
@@ -114,7 +117,7 @@ NOTES: dict[str, tuple[str, str]] = {
     "merge_existing_index_segments": (NOT_YET, "no index building"),
     "merge_index_metadata": (NOT_YET, "no index building"),
     "merge_insert": (
-        IN_PROGRESS,
+        SAME,
         "`when_matched_update_all`, `when_matched_delete`, `when_matched_fail`, "
         "`when_not_matched_insert_all`, `when_not_matched_by_source_delete`",
     ),
@@ -122,14 +125,14 @@ NOTES: dict[str, tuple[str, str]] = {
     "migrate_manifest_paths_v2": (NOT_YET, "V1-named tables are read and written as V1"),
     "new_file_session": (NOT_YET, "pylance file sessions"),
     "optimize": (DIFFERS, "`compact_files` only (no `optimize_indices`)"),
-    "partition_expression": (NOT_YET, "pyarrow `Dataset` protocol (not in pylance either)"),
+    "partition_expression": (SAME, "always true"),
     "prewarm_index": (NOT_YET, "no index use"),
     "read_blob_ranges": (NOT_YET, "`take_blobs` gives seekable files"),
     "read_blobs": (NOT_YET, "`take_blobs` gives seekable files"),
     "read_transaction": (NOT_YET, "transactions are decoded internally, not exposed"),
     "remap_row_addrs": (NOT_YET, "fragment-reuse index"),
     "replace_field_metadata": (NOT_YET, "metadata verbs (`set_output_encoding` is ours)"),
-    "replace_schema": (NOT_YET, "pyarrow `Dataset` protocol (not in pylance either)"),
+    "replace_schema": (DIFFERS, "raises `NotSupportedYetError`"),
     "replace_schema_metadata": (NOT_YET, "metadata verbs"),
     "restore": (SAME, "returns the handle"),
     "sample": (
@@ -137,13 +140,18 @@ NOTES: dict[str, tuple[str, str]] = {
         "Python's `random.sample` over the live rows, as pylance: `random.seed` "
         "repeats a draw, and gives pylance's rows",
     ),
-    "scanner": (IN_PROGRESS, ""),
+    "scanner": (
+        DIFFERS,
+        "pylance's `LanceScanner` names; `with_row_id` / `with_row_address` as pylance numbers "
+        "them; vector, full-text and `order_by` options raise `NotSupportedYetError`, tuning "
+        "options are accepted and ignored",
+    ),
     "schema": (SAME, "on flagged tables the output encodings are applied"),
     "schema_metadata": (NOT_YET, "in `ds.schema.metadata`"),
     "session": (NOT_YET, "pylance's cache session"),
     "shallow_clone": (NOT_YET, "clones"),
     "slice": (NOT_YET, "use `to_table(offset=..., limit=...)`"),
-    "sort_by": (NOT_YET, "pyarrow `Dataset` protocol"),
+    "sort_by": (DIFFERS, "through a scan: returns an `InMemoryDataset` (pylance's segfaults)"),
     "sql": (NOT_YET, "SQL queries (filters and update expressions are SQL)"),
     "stats": (
         DIFFERS,
@@ -160,13 +168,15 @@ NOTES: dict[str, tuple[str, str]] = {
     "take": (SAME, "plus `output_encodings`"),
     "take_blobs": (SAME, "no `buffer_size`"),
     "to_batches": (
-        IN_PROGRESS,
-        "today `columns`, `filter`, `limit`, `offset`, `batch_size` (+ `output_encodings`)",
+        DIFFERS,
+        "`columns`, `filter`, `limit`, `offset`, `batch_size`, `with_row_id` and the other "
+        "`scanner` options, plus `output_encodings`",
     ),
     "to_pandas": (NOT_YET, "use `to_table().to_pandas()`"),
     "to_table": (
-        IN_PROGRESS,
-        "today `columns`, `filter`, `limit`, `offset`, `batch_size` (+ `output_encodings`)",
+        DIFFERS,
+        "`columns`, `filter`, `limit`, `offset`, `batch_size`, `with_row_id` and the other "
+        "`scanner` options, plus `output_encodings`",
     ),
     "tracked_files": (NOT_YET, "file listings for outside cleanup drivers"),
     "truncate_table": (NOT_YET, "deleting every row"),

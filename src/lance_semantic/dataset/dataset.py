@@ -184,8 +184,22 @@ class Dataset(pds.Dataset):
         batch_size: int | None = None,
         *,
         fragments: Sequence[LanceFragment] | None = None,
+        **scanner_options: Any,
     ) -> Iterator[pa.RecordBatch]:
-        """Stream the rows as record batches of at most ``batch_size`` rows."""
+        """Stream the rows as record batches of at most ``batch_size`` rows; other
+        :meth:`scanner` options (``with_row_id``, ...) pass through to a scanner, as in
+        pylance."""
+        if scanner_options:
+            return self.scanner(
+                columns,
+                filter,
+                limit,
+                offset,
+                batch_size=batch_size,
+                output_encodings=output_encodings,
+                fragments=fragments,
+                **scanner_options,
+            ).to_batches()
         limit, offset, batch_size = _check_window(limit, offset, batch_size)
         plan = self._plan(columns, filter, output_encodings)
         frags = self._manifest.fragments if fragments is None else [f._fragment for f in fragments]
@@ -207,11 +221,23 @@ class Dataset(pds.Dataset):
         offset: int | None = None,
         output_encodings: Mapping[str, str] | None = None,
         batch_size: int | None = None,
+        **scanner_options: Any,
     ) -> pa.Table:
-        """Read the rows into one table.
+        """Read the rows into one table; other :meth:`scanner` options (``with_row_id``,
+        ...) pass through to a scanner, as in pylance.
 
         ``columns``: field paths (``"st.y"`` is a flat column), or a mapping of output names
         to SQL expressions over the table's columns (``{"y": "x * 2"}``), as in pylance."""
+        if scanner_options:
+            return self.scanner(
+                columns,
+                filter,
+                limit,
+                offset,
+                batch_size=batch_size,
+                output_encodings=output_encodings,
+                **scanner_options,
+            ).to_table()
         limit, offset, batch_size = _check_window(limit, offset, batch_size)
         plan = self._plan(columns, filter, output_encodings)
         batches = run_scan(

@@ -86,7 +86,9 @@ class _Counts:
 
 @dataclass(frozen=True, slots=True)
 class DeleteResult(_Counts):
-    """>>> DeleteResult(3)["num_deleted_rows"]
+    """Rows a ``delete`` removed.
+
+    >>> DeleteResult(3)["num_deleted_rows"]
     3
     """
 

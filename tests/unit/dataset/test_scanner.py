@@ -18,7 +18,11 @@ import pytest
 
 import lance_semantic as ls
 from lance_semantic.dataset.arrow_filters import expression_columns
-from lance_semantic.errors import InvalidExpressionError, NotSupportedYetError, ReadError
+from lance_semantic.errors import (
+    ColumnNotFoundError,
+    InvalidExpressionError,
+    NotSupportedYetError,
+)
 
 N = 50
 PER_FILE = 12  # fragments 0..4 of 12, 12, 12, 12, 2 rows
@@ -188,7 +192,7 @@ def test_pickled_scanner_reads_the_same(table: ls.Dataset) -> None:
         ({"with_row_address": 1}, TypeError, "with_row_address"),
         ({"filter": 3}, TypeError, "filter"),
         ({"columns": [1]}, TypeError, "columns"),
-        ({"columns": ["nosuch"]}, ReadError, "nosuch"),
+        ({"columns": ["nosuch"]}, ColumnNotFoundError, "nosuch"),
         ({"output_encodings": {"s": 1}}, TypeError, "output_encodings"),
         ({"fragments": "0"}, TypeError, "fragments"),
         ({"fragments": [7]}, ValueError, "fragments"),
