@@ -7,11 +7,12 @@ True
 
 from __future__ import annotations
 
-from . import errors
+from . import errors, fragment
 from .dataset.check import CheckReport, Problem, check
 from .dataset.cleanup import CleanupStats
 from .dataset.dataset import Dataset, FeatureFlags, dataset
 from .dataset.fragment import LanceFragment
+from .dataset.lance_operation import LanceOperation
 from .dataset.maintenance import upgrade
 from .dataset.scanner import Scanner
 from .dataset.writing import write_dataset
@@ -56,6 +57,8 @@ __all__ = [
     "FeatureFlags",
     "LanceFragment",
     "Scanner",
+    "LanceOperation",
+    "fragment",
     "Field",
     "TableSchema",
     "FLAG_SEMANTIC_TYPES",

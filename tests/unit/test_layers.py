@@ -35,6 +35,9 @@ ALLOWED: dict[str, set[str]] = {
         "commit",
     },
     "cli": {"errors", "_typing", "dataset", "manifest", "schema"},
+    # public facades over the dataset layer: the two-phase API and the Ray integration
+    "fragment": {"errors", "_typing", "types", "schema", "manifest", "storage", "dataset"},
+    "ray": {"errors", "_typing", "types", "schema", "manifest", "storage", "dataset"},
 }
 
 

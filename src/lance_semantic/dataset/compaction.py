@@ -71,6 +71,10 @@ __all__ = [
     "CompactionTask",
     "plan_compaction",
     "output_row_counts",
+    "rewrite_task",
+    "commit_rewrite",
+    "compaction_metrics",
+    "check_compactable",
 ]
 
 #: rows per read batch when the caller does not say (pylance's scanner default)
@@ -314,7 +318,8 @@ def _narrow_dictionary(dt: pa.DataType) -> bool:
 # ---- checks and the commit ------------------------------------------------------------------
 
 
-def _check_supported(manifest: Manifest) -> None:
+def check_compactable(manifest: Manifest) -> None:
+    """Refuse what compaction does not support (``NotSupportedYetError``)."""
     if manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
         raise NotSupportedYetError("compact_files on tables with stable row ids")
     if manifest.index_section is not None:
@@ -334,10 +339,51 @@ def _metrics(groups: Sequence[RewriteGroup]) -> CompactionMetrics:
     )
 
 
+def rewrite_task(
+    store: ObjectStore,
+    manifest: Manifest,
+    task: CompactionTask,
+    options: CompactionOptions,
+    on_file: Callable[[str], None],
+) -> tuple[Fragment, ...]:
+    """The new (id-less) fragments holding the live rows of ``task``, planned on
+    ``manifest``; each data file name goes to ``on_file`` as soon as it exists. Nothing is
+    committed (see :func:`commit_rewrite`)."""
+    flagged = bool(manifest.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES)
+    return _rewrite(store, manifest, flagged, task, options, on_file)
+
+
+def commit_rewrite(
+    store: ObjectStore,
+    base: Manifest,
+    pairs: Sequence[tuple[Sequence[Fragment], Sequence[Fragment]]],
+) -> tuple[Manifest, tuple[RewriteGroup, ...]]:
+    """Publish ``(old fragments, new id-less fragments)`` pairs read at ``base``, as pylance
+    does: ``ReserveFragments`` for the new fragments' ids, then one ``Rewrite`` whose new
+    fragments carry them. Returns the new manifest and the groups committed."""
+    total = sum(len(new) for _, new in pairs)
+    reserved = commit(store, base, ReserveFragments(num_fragments=total))
+    assert reserved.max_fragment_id is not None
+    next_id = reserved.max_fragment_id + 1 - total
+    groups = []
+    for old, new in pairs:
+        ids = range(next_id, next_id + len(new))
+        next_id += len(new)
+        numbered = tuple(replace(f, id=i) for f, i in zip(new, ids, strict=True))
+        groups.append(RewriteGroup(old_fragments=tuple(old), new_fragments=numbered))
+    manifest = commit(store, base, Rewrite(groups=tuple(groups)))
+    return manifest, tuple(groups)
+
+
+def compaction_metrics(groups: Sequence[RewriteGroup]) -> CompactionMetrics:
+    """What committing ``groups`` did (pylance's ``CompactionMetrics``)."""
+    return _metrics(groups)
+
+
 def compact_files(ds: Dataset, options: CompactionOptions) -> CompactionMetrics:
     """Plan, rewrite and commit (see the module doc); advances ``ds`` to the new version."""
     store, base = ds._store, ds.manifest
-    _check_supported(base)
+    check_compactable(base)
     flags.check_writable(base, ds.uri)
     tasks = plan_compaction(store, base, options)
     if not tasks:
@@ -354,17 +400,8 @@ def compact_files(ds: Dataset, options: CompactionOptions) -> CompactionMetrics:
                 results = list(pool.map(run, tasks))
         else:
             results = [run(t) for t in tasks]
-        total = sum(len(r) for r in results)
-        reserved = commit(store, base, ReserveFragments(num_fragments=total))
-        assert reserved.max_fragment_id is not None
-        next_id = reserved.max_fragment_id + 1 - total
-        groups = []
-        for task, new in zip(tasks, results, strict=True):
-            ids = range(next_id, next_id + len(new))
-            next_id += len(new)
-            numbered = tuple(replace(f, id=i) for f, i in zip(new, ids, strict=True))
-            groups.append(RewriteGroup(old_fragments=task.fragments, new_fragments=numbered))
-        manifest = commit(store, base, Rewrite(groups=tuple(groups)))
+        pairs = [(t.fragments, new) for t, new in zip(tasks, results, strict=True)]
+        manifest, groups = commit_rewrite(store, base, pairs)
     except CommitOutcomeUnknownError:
         raise  # a published manifest may name the files: kept
     except BaseException:

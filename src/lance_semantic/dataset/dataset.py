@@ -36,6 +36,7 @@ from .cleanup import CleanupStats, cleanup_old_versions
 from .compaction import DatasetOptimizer
 from .fragment import LanceFragment
 from .indices import IndexInformation, list_indices
+from .lance_operation import AnyOperation
 from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
 from .scan import Columns, ScanPlan, plan_scan, run_scan, take_rows
 from .scanner import TABLE_BATCH, Scanner, make_scanner
@@ -99,6 +100,53 @@ class Dataset(pds.Dataset):
     @classmethod
     def _open(cls, store: ObjectStore, uri: str, version: int | None) -> Dataset:
         return cls(store, uri, load_manifest(store, version))
+
+    @classmethod
+    def commit(
+        cls,
+        uri: str | os.PathLike[str],
+        operation: AnyOperation,
+        read_version: int | None = None,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+        data_storage_version: str | None = None,
+        semantic_types: bool | None = None,
+        commit_message: str | None = None,
+        max_retries: int = 20,
+    ) -> Dataset:
+        """Publish ``operation`` (an ``ls.LanceOperation``) as the table's next version: the
+        second phase of a two-phase write (pylance's ``LanceDataset.commit``).
+
+        ``read_version`` is the version the operation was prepared against (required but
+        for ``Overwrite`` and ``Restore``); when others committed since, the operation is
+        rebased with the usual conflict rules. ``data_storage_version`` and
+        ``semantic_types`` decide a created or overwritten table's format and flag as in
+        ``write_dataset`` (default: the fragments' data storage version).
+        See :mod:`lance_semantic.dataset.two_phase`.
+
+        Raises
+        ------
+        ValueError
+            No ``read_version`` for an operation that needs one; fragments of mixed or other
+            data storage versions.
+        SchemaMismatchError, UnsupportedInputTypeError
+            A data file whose recorded layout does not fit the table's schema.
+        CommitConflictError, DatasetExistsError
+            The rebase failed, or a create lost to another create.
+        """
+        from .two_phase import commit_operation
+
+        store, display, manifest = commit_operation(
+            uri,
+            operation,
+            read_version,
+            storage_options=storage_options,
+            data_storage_version=data_storage_version,
+            semantic_types=semantic_types,
+            commit_message=commit_message,
+            max_retries=max_retries,
+        )
+        return cls(store, display, manifest)
 
     # ---- metadata -------------------------------------------------------------------------
     @property

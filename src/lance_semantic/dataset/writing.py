@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -33,7 +34,7 @@ from . import arguments as args
 if TYPE_CHECKING:
     from .dataset import Dataset
 
-__all__ = ["write_dataset", "write_rows", "DEFAULT_STORAGE_VERSION"]
+__all__ = ["write_dataset", "write_rows", "write_target", "WriteTarget", "DEFAULT_STORAGE_VERSION"]
 
 DEFAULT_STORAGE_VERSION = "2.2"
 _ALIASES = {"stable": "2.2", "next": "2.3"}
@@ -119,32 +120,20 @@ def write_dataset(
     if base is not None and mode == "create":
         raise DatasetExistsError(display_uri)
 
-    appending = base is not None and mode == "append"
-    was_flagged = base is not None and bool(base.reader_feature_flags & FLAG_SEMANTIC_TYPES)
-    if appending:
-        assert base is not None
-        table = base.schema
-        version = base.data_storage_version
-        flagged = was_flagged
-    else:
-        version = _storage_version(data_storage_version)
-        if base is not None and data_storage_version is None:
-            version = base.data_storage_version
-        # enablement: a new table on 2.3+ sets the flag unless opted out; True opts in on any
-        # version; an existing table gets it only on explicit request (semantic_types=True or
-        # an explicit 2.3+ data_storage_version); a flagged table stays flagged (sticky)
-        wants = parse_storage_version(version) >= (2, 3)
-        if base is not None and data_storage_version is None:
-            wants = False
-        flagged = was_flagged or (semantic_types if semantic_types is not None else wants)
-        if parse_storage_version(version) >= (2, 2):  # as pylance: v1 blobs become v2
-            reader = v1_inputs_as_v2(reader)
-        legacy = schema_from_arrow(reader.schema)
-        # an overwrite may keep names its table already records (spec "Reserved prefix")
-        kept = {n for f in base.schema for n in extension_names(f)} if base is not None else ()
-        check_reserved_names(legacy.fields, allowed=kept)
-        check_storage_version_support(legacy.fields, parse_storage_version(version))
-        table = canonicalize_created(legacy, reader.schema) if flagged else legacy
+    target = write_target(
+        base,
+        reader,
+        appending=base is not None and mode == "append",
+        data_storage_version=data_storage_version,
+        semantic_types=semantic_types,
+    )
+    table, version, flagged, appending = (
+        target.table,
+        target.version,
+        target.flagged,
+        target.appending,
+    )
+    reader = target.reader
 
     written: list[str] = []
     try:
@@ -181,6 +170,64 @@ def write_dataset(
     return Dataset(store, display_uri, manifest)
 
 
+@dataclass(frozen=True, slots=True)
+class WriteTarget:
+    """What a write of ``reader`` writes into: the table schema its rows take, the data
+    storage version, whether the table is flagged, and whether the rows are appended to an
+    existing table (else they make a new one, or replace the old one's)."""
+
+    table: TableSchema
+    version: str
+    flagged: bool
+    appending: bool
+    reader: pa.RecordBatchReader
+
+
+def write_target(
+    base: Manifest | None,
+    reader: pa.RecordBatchReader,
+    *,
+    appending: bool,
+    data_storage_version: str | None,
+    semantic_types: bool | None,
+) -> WriteTarget:
+    """Where rows of ``reader`` go, by the spec's enablement rule (see ``write_dataset``).
+
+    Appending keeps ``base``'s schema, version and flag. Otherwise (create, overwrite) the
+    schema is made from ``reader.schema`` (canonical types and output encodings recorded on
+    a flagged table) and ``reader`` is returned with blob v1 inputs turned into v2 on 2.2+.
+
+    Raises
+    ------
+    NotSupportedYetError, ReservedExtensionNameError, InvalidOutputEncodingError
+        An unwritable data storage version, an unknown ``lance.*`` extension name, an
+        invalid output-encoding entry in the input's field metadata.
+    """
+    was_flagged = base is not None and bool(base.reader_feature_flags & FLAG_SEMANTIC_TYPES)
+    if appending:
+        assert base is not None
+        return WriteTarget(base.schema, base.data_storage_version, was_flagged, True, reader)
+    version = _storage_version(data_storage_version)
+    if base is not None and data_storage_version is None:
+        version = base.data_storage_version
+    # enablement: a new table on 2.3+ sets the flag unless opted out; True opts in on any
+    # version; an existing table gets it only on explicit request (semantic_types=True or
+    # an explicit 2.3+ data_storage_version); a flagged table stays flagged (sticky)
+    wants = parse_storage_version(version) >= (2, 3)
+    if base is not None and data_storage_version is None:
+        wants = False
+    flagged = was_flagged or (semantic_types if semantic_types is not None else wants)
+    if parse_storage_version(version) >= (2, 2):  # as pylance: v1 blobs become v2
+        reader = v1_inputs_as_v2(reader)
+    legacy = schema_from_arrow(reader.schema)
+    # an overwrite may keep names its table already records (spec "Reserved prefix")
+    kept = {n for f in base.schema for n in extension_names(f)} if base is not None else ()
+    check_reserved_names(legacy.fields, allowed=kept)
+    check_storage_version_support(legacy.fields, parse_storage_version(version))
+    table = canonicalize_created(legacy, reader.schema) if flagged else legacy
+    return WriteTarget(table, version, flagged, False, reader)
+
+
 def write_rows(
     store: ObjectStore,
     table: TableSchema,
@@ -194,6 +241,7 @@ def write_rows(
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     written: list[str],
     allow_external_blobs: bool = False,
+    schemas: list[pa.Schema] | None = None,
 ) -> list[Fragment]:
     """Write rows of ``input_schema`` into new, uncommitted fragments of ``table``.
 
@@ -201,6 +249,8 @@ def write_rows(
     stored unchanged (batches may differ; each layout gets its own data files); legacy tables
     keep the legacy rule (the table's Arrow types exactly). Each data file name
     is appended to ``written`` as soon as it exists, so a caller can remove them on failure.
+    ``schemas``, when given, receives each new fragment's data file schema (its exact
+    layout, before blob values become descriptors).
     """
     first = None
     if not flagged:
@@ -221,4 +271,5 @@ def write_rows(
         max_bytes_per_file=max_bytes_per_file,
         on_file=written.append,
         allow_external_blobs=allow_external_blobs,
+        schemas=schemas,
     )

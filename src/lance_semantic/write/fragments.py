@@ -154,6 +154,7 @@ def write_fragments(
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     on_file: Callable[[str], None] | None = None,
     allow_external_blobs: bool = False,
+    schemas: list[pa.Schema] | None = None,
 ) -> list[Fragment]:
     """Write physical batches as fragments (ids 0.. — assigned for real at commit).
 
@@ -170,6 +171,8 @@ def write_fragments(
     it exists (and each blob sidecar, as ``<stem>/<id>.blob``), so a failed write can remove
     what it left behind. Blob v2 columns are prepared per data file (see
     :mod:`lance_semantic.write.blob_values`); ``allow_external_blobs`` admits external URIs.
+    ``schemas``, when given, receives the schema of each fragment's data file as its batches
+    had it (the exact layout; blob columns as values, before they become descriptors).
     """
     major, minor = parse_storage_version(version)
     ids, column_indices = data_file_field_ids(fields, (major, minor))
@@ -193,6 +196,9 @@ def write_fragments(
             file_size_bytes=written.size_bytes,
         )
         fragments.append(Fragment(id=0, files=(data_file,), physical_rows=written.num_rows))
+        if schemas is not None:
+            assert logical is not None
+            schemas.append(logical)
 
     dictionaries = _NarrowDictionaries()
     done = 0  # rows of ``batches`` written so far
