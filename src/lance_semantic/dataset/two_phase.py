@@ -156,10 +156,12 @@ def commit_operation(
     semantic_types: bool | None = None,
     commit_message: str | None = None,
     max_retries: int = 20,
+    create: bool = False,
 ) -> tuple[ObjectStore, str, Manifest]:
     """Publish ``operation`` read at ``read_version``; the store, URI and new manifest.
 
-    See ``ls.Dataset.commit`` for the parameters and errors.
+    See ``ls.Dataset.commit`` for the parameters and errors. With ``create`` an Overwrite
+    only creates: ``DatasetExistsError`` when a table exists or another create wins.
     """
     uri = args.check_uri("uri", uri)
     number = args.check_version(read_version, name="read_version")
@@ -173,10 +175,13 @@ def commit_operation(
     whole = isinstance(operation, LanceOperation.Overwrite | LanceOperation.Restore)
     if number is None and not whole:
         raise ValueError("read_version is required for all operations except Overwrite and Restore")
+    exists = latest_version(store) is not None
+    if create and (exists or not isinstance(operation, LanceOperation.Overwrite)):
+        raise DatasetExistsError(uri) if exists else ValueError("create needs an Overwrite")
     if number is not None:
         base: Manifest | None = load_manifest(store, number)
     else:
-        base = load_manifest(store) if latest_version(store) is not None else None
+        base = load_manifest(store) if exists else None
     properties = {COMMIT_MESSAGE_KEY: commit_message} if commit_message is not None else None
 
     if isinstance(operation, LanceOperation.Overwrite):
