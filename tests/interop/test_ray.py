@@ -181,3 +181,17 @@ def test_a_refused_block_raises_the_library_error(tmp_path: Path) -> None:
     with pytest.raises(ls.DatasetExistsError):
         lsray.write_lance(ray.data.from_arrow([_block(50)]), legacy.uri)
     assert ls.dataset(flagged.uri).version == ls.dataset(legacy.uri).version == 1
+
+
+def test_readme_ray_block_runs_as_written(tmp_path: Path) -> None:
+    from tests.interop.test_two_phase import readme_blocks
+
+    code = readme_blocks()[1]
+    assert "ray.init(" in code
+    code = "\n".join(ln for ln in code.splitlines() if not ln.startswith("ray.init("))
+    namespace: dict[str, object] = {}
+    exec(compile(code.replace("/tmp/", f"{tmp_path}/"), "README.md", "exec"), namespace)
+    ds = ls.dataset(str(tmp_path / "ray.lance"))
+    assert ds.count_rows() == 4 and ds.semantic_types and len(ds.get_fragments()) == 1
+    rows = namespace["rows"]
+    assert sorted(r["s"] for r in rows.take_all()) == ["b", "b"]  # type: ignore[attr-defined]

@@ -343,3 +343,25 @@ def test_other_operations_commit(tmp_path: Path) -> None:
     assert ds.count_rows() == 0
     ds = ls.Dataset.commit(uri, ls.LanceOperation.Restore(2))
     assert ds.count_rows() == 8 and lance.dataset(uri).count_rows() == 8
+
+
+# ---- the README's example -----------------------------------------------------------------------
+
+
+def readme_blocks() -> list[str]:
+    """The python blocks of the README's "Two-phase writes and Ray" section."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Two-phase writes and Ray\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)\n```", section, re.DOTALL)
+
+
+def test_readme_two_phase_block_runs_as_written(tmp_path: Path) -> None:
+    code = readme_blocks()[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code.replace("/tmp/", f"{tmp_path}/"), "README.md", "exec"), namespace)
+    ds = ls.dataset(str(tmp_path / "two_phase.lance"))
+    assert ds.version == 2 and ds.semantic_types
+    assert ds.to_table().column("s").to_pylist() == ["a", "b", "c", "d"]
+    assert ds.semantic_schema.field("s").output_encoding is None
