@@ -50,8 +50,12 @@ NOTES: dict[str, tuple[str, str]] = {
         "with pylance's rules (the same files go, the same `CleanupStats`); no "
         "`delete_rate_limit`, `versions`, `delete_concurrency`",
     ),
-    "commit": (NOT_YET, "two-phase commits of `LanceOperation`s"),
-    "commit_batch": (NOT_YET, "two-phase commits"),
+    "commit": (
+        SAME,
+        "`Dataset.commit(uri, ls.LanceOperation.*, read_version=)` with the put-if-absent, "
+        "rebase and conflict rules of every commit; recorded layouts checked first",
+    ),
+    "commit_batch": (NOT_YET, "several transactions in one commit"),
     "commit_existing_index_segments": (NOT_YET, "no index building"),
     "config": (
         NOT_YET,
