@@ -1,11 +1,14 @@
 """numba kernels of the JSON codec: text -> JSONB, JSONB -> text, JSONB well-formedness (L2).
 
-Private to :mod:`lance_semantic.codecs.json`, which imports this module on first use. Importing
-numba and loading the compiled kernels from numba's disk cache takes about a second; compiling
-them (first use, or no writable cache location) takes 10 to 60 seconds. The cache lives in
-``__pycache__`` next to this file, else under ``NUMBA_CACHE_DIR`` or the user's cache
-directory; with none writable, numba refuses ``cache=True`` and :func:`_jit` compiles without
-it (no warning is emitted).
+Private to :mod:`lance_semantic.codecs.json`, which imports this module when a call needs a
+kernel (:mod:`~lance_semantic.codecs._kernel_gate`). Each kernel is compiled on its first call
+(``encode_rows`` about 20 s on two cores, ``render_rows`` and ``check_rows`` about 10 s) and
+cached on disk in the user-wide folder of :mod:`~lance_semantic.codecs._kernel_cache`, keyed
+by this file's text rather than its path, so a new virtual environment loads it (about a
+second with numba's import). Where that folder is not writable numba's own locations are
+tried (``__pycache__`` next to this file, ...); with none writable the kernels are compiled
+in every process. Every input array reaches a kernel read-only, so each kernel has exactly
+one signature.
 
 Every kernel works on whole Arrow buffers -- ``offsets`` (int64), ``data`` (uint8), a validity
 bitmap -- over a range of rows, and writes into a caller-owned output buffer. A kernel stops
@@ -47,6 +50,7 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
+from . import _kernel_cache
 from ._jsonb_format import (
     B_BAD_ENTRY,
     B_BAD_HEADER,
@@ -104,12 +108,60 @@ ST_FALLBACK = 3
 ST_NEED_SCRATCH = 4
 
 
+def _cache_class() -> Any:
+    """numba's per-function disk cache, looking first in lance-semantic's user-wide folder
+    (:func:`~lance_semantic.codecs._kernel_cache.cache_dir`), then where numba looks; None if
+    this numba has no such hooks (then plain ``cache=True`` is used)."""
+    try:
+        from numba.core.caching import (
+            CompileResultCacheImpl,
+            FunctionCache,
+            _CacheLocator,
+            _SourceFileBackedLocatorMixin,
+        )
+    except ImportError:  # pragma: no cover - numba moved its cache internals
+        return None
+
+    class UserWideLocator(_SourceFileBackedLocatorMixin, _CacheLocator):  # type: ignore[misc]
+        """One folder for every environment: keyed by the sources' text, not their path."""
+
+        def __init__(self, py_func: Any, py_file: str) -> None:
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(_kernel_cache.cache_dir())
+
+        def get_cache_path(self) -> str:
+            return self._cache_path
+
+        def get_source_stamp(self) -> str:
+            return _kernel_cache.source_digest()
+
+    class Impl(CompileResultCacheImpl):  # type: ignore[misc]
+        _locator_classes = [UserWideLocator, *CompileResultCacheImpl._locator_classes]
+
+    class Cache(FunctionCache):  # type: ignore[misc]
+        _impl_class = Impl
+
+    return Cache
+
+
+_CACHE = _cache_class()
+
+
 def _jit(fn: Callable[..., Any]) -> Any:
-    """``njit(cache=True, nogil=True)``, or without the disk cache when no cache location is
-    writable (numba refuses ``cache=True`` then; the kernels are compiled per process)."""
+    """``njit(nogil=True)`` with the disk cache of :func:`_cache_class`, or numba's own
+    (``cache=True``), or none when no cache location is writable (the kernels are then
+    compiled in every process)."""
+    if _CACHE is not None:
+        dispatcher = njit(nogil=True)(fn)
+        try:
+            dispatcher._cache = _CACHE(dispatcher.py_func)  # type: ignore[attr-defined]
+        except RuntimeError as e:  # "cannot cache function ...: no locator available"
+            _log.debug("numba cache unavailable for %s: %s", fn.__name__, e)
+        return dispatcher
     try:
         return njit(cache=True, nogil=True)(fn)
-    except RuntimeError as e:  # "cannot cache function ...: no locator available"
+    except RuntimeError as e:
         _log.debug("numba cache unavailable for %s: %s", fn.__name__, e)
         return njit(cache=False, nogil=True)(fn)
 

@@ -17,9 +17,10 @@ through structs, lists and maps and call them on the json leaves):
 
 The conversion rules, in plain Python, are in :mod:`lance_semantic.codecs.json_reference`; the
 work itself is done by numba kernels over the Arrow buffers (``_jsonb_kernels``), on several
-threads for large inputs. The first call in a process imports numba and loads the compiled
-kernels from numba's on-disk cache -- about a second --, or compiles them when there is no
-cache yet (or no writable cache location) -- up to a minute on a busy machine.
+threads for large inputs. A process converts its first few MB with the reference instead, and
+loads a kernel from the user-wide disk cache (about a second) or compiles it (10 to 30 s, said
+once on stderr) only when its work grows: see :mod:`~lance_semantic.codecs._kernel_gate` and
+:mod:`~lance_semantic.codecs._kernel_cache`. :func:`warm_up` compiles them all up front.
 
 >>> import pyarrow as pa
 >>> enc = encode_json(pa.array(['{"b": 1e16, "a": [1, null]}', None]), path="doc")
@@ -47,9 +48,11 @@ import pyarrow as pa
 
 from ..errors import InvalidJsonError, UnsupportedInputTypeError
 from . import json_reference as _ref
+from ._buffers import Buffers, Piece, reference_range, valid_rows
 from ._jsonb_format import MAX_NESTING_DEPTH, reason_of
+from ._kernel_gate import KernelGate
 
-__all__ = ["encode_json", "decode_jsonb", "validate_jsonb", "MAX_NESTING_DEPTH"]
+__all__ = ["encode_json", "decode_jsonb", "validate_jsonb", "warm_up", "MAX_NESTING_DEPTH"]
 
 #: a range of rows is split over threads only when each part gets at least this many bytes
 _MIN_BYTES_PER_UNIT = 8 << 20
@@ -66,7 +69,8 @@ T = TypeVar("T")
 
 
 def _kernels() -> ModuleType:
-    """The numba kernels, imported (and compiled or loaded from cache) on first use."""
+    """The numba kernels module, imported on first use (each kernel is compiled, or loaded
+    from the disk cache, on its first call)."""
     global _kernels_module
     if _kernels_module is None:
         with _kernels_lock:
@@ -78,50 +82,6 @@ def _kernels() -> ModuleType:
 
 
 # ---- Arrow plumbing ---------------------------------------------------------------------------
-class _Buffers:
-    """offsets (int64, one per row + 1), data (uint8) and validity bitmap of a variable-width
-    array, as numpy views (offsets are copied only when 32-bit)."""
-
-    __slots__ = ("arr", "n", "offsets", "data", "validity", "vbit0", "has_validity", "nulls")
-
-    def __init__(self, arr: pa.Array) -> None:
-        self.arr = arr
-        self.n = n = len(arr)
-        bufs = arr.buffers()
-        large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-        width = np.int64 if large else np.int32
-        if bufs[1] is None or n == 0:
-            self.offsets: np.ndarray = np.zeros(n + 1, dtype=np.int64)
-        else:
-            offs = np.frombuffer(bufs[1], dtype=width)[arr.offset : arr.offset + n + 1]
-            self.offsets = offs if large else offs.astype(np.int64)
-        self.data = (
-            np.frombuffer(bufs[2], dtype=np.uint8)
-            if bufs[2] is not None and bufs[2].size
-            else np.zeros(1, dtype=np.uint8)
-        )
-        self.nulls = arr.null_count
-        self.has_validity = bufs[0] is not None and self.nulls > 0
-        self.validity = (
-            np.frombuffer(bufs[0], dtype=np.uint8) if self.has_validity else np.zeros(1, np.uint8)
-        )
-        self.vbit0 = arr.offset
-
-    def row_bytes(self, row: int) -> bytes:
-        return self.data[self.offsets[row] : self.offsets[row + 1]].tobytes()
-
-    def nbytes(self, lo: int = 0, hi: int | None = None) -> int:
-        return int(self.offsets[self.n if hi is None else hi] - self.offsets[lo])
-
-    def validity_buffer(self) -> pa.Buffer | None:
-        """A validity bitmap starting at bit 0 for the output array (or None: no nulls)."""
-        if not self.has_validity:
-            return None
-        if self.arr.offset == 0:
-            return self.arr.buffers()[0]
-        return self.arr.is_valid().buffers()[1]
-
-
 def _text_storage(arr: Any, path: str) -> pa.Array:
     """The utf8 / large_utf8 array holding the JSON text of ``arr``."""
     if not isinstance(arr, pa.Array):
@@ -185,7 +145,7 @@ def _thread_count(threads: int | None) -> int:
     return max(1, min(usable, os.cpu_count() or 1))
 
 
-def _units(parts: Sequence[_Buffers], threads: int) -> list[tuple[int, int, int]]:
+def _units(parts: Sequence[Buffers], threads: int) -> list[tuple[int, int, int]]:
     """(part, first row, end row) ranges: every part whole, large ones split so that the
     threads get about equal bytes."""
     total = sum(b.nbytes() for b in parts)
@@ -221,22 +181,24 @@ def _move_left(buf: np.ndarray, src: int, dst: int, n: int) -> None:
         buf[dst + k : dst + k + m] = buf[src + k : src + k + m]
 
 
-_Piece = tuple[np.ndarray, np.ndarray, int]  # offsets relative to the range, data, used bytes
-_RangeFn = Callable[[ModuleType, "_Buffers", int, int, np.ndarray], _Piece]
+_RangeFn = Callable[[ModuleType | None, "Buffers", int, int, np.ndarray], Piece]
 
 
 def _convert(
-    parts: list[_Buffers],
+    parts: list[Buffers],
     threads: int,
+    k: ModuleType | None,
     convert: _RangeFn,
-    capacity: Callable[[_Buffers, int, int], int],
+    capacity: Callable[[Buffers, int, int], int],
     on_error: Callable[[int, _RowError], _RowError] | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray]] | _RowError:
-    """(offsets, data) of every part, its rows converted by ``convert`` on up to ``threads``
-    threads. The ranges of one part write into one buffer, each from its estimated start, and
-    are then moved together in place (a range that outgrows its estimate gets its own buffer
-    and is copied). Returns the first row error instead, if any."""
-    k = _kernels()
+    """(offsets, data) of every part, its rows converted by ``convert`` (given the kernels
+    module ``k``, or None for the reference) on up to ``threads`` threads. The ranges of one
+    part write into one buffer, each from its estimated start, and are then moved together in
+    place (a range that outgrows its estimate gets its own buffer and is copied). Returns the
+    first row error instead, if any."""
+    if k is None:
+        threads = 1  # the reference holds the GIL
     units = _units(parts, threads)
     bufs, starts = [], []
     for i, b in enumerate(parts):
@@ -251,7 +213,7 @@ def _convert(
         begins.append(s0)
         slot[i] += 1
 
-    def work(u: int) -> _Piece | _RowError:
+    def work(u: int) -> Piece | _RowError:
         i, lo, hi = units[u]
         try:
             return convert(k, parts[i], lo, hi, views[u])
@@ -259,7 +221,7 @@ def _convert(
             return on_error(i, e) if on_error is not None else e
 
     results = _run([(u, 0, 0) for u in range(len(units))], lambda u, _a, _b: work(u), threads)
-    pieces: list[_Piece] = []
+    pieces: list[Piece] = []
     for r in results:
         if isinstance(r, _RowError):
             return min((e for e in results if isinstance(e, _RowError)), key=lambda e: e.row)
@@ -290,7 +252,7 @@ def _convert(
 
 
 def _build(
-    parts: list[_Buffers], converted: list[tuple[np.ndarray, np.ndarray]], kind: str
+    parts: list[Buffers], converted: list[tuple[np.ndarray, np.ndarray]], kind: str
 ) -> list[pa.Array]:
     """The output array of every part."""
     arrays = []
@@ -311,13 +273,22 @@ def _build(
 
 
 # ---- text -> JSONB ----------------------------------------------------------------------------
-def _encode_capacity(b: _Buffers, lo: int, hi: int) -> int:
+def _encode_capacity(b: Buffers, lo: int, hi: int) -> int:
     nbytes = b.nbytes(lo, hi)
     return nbytes + nbytes // 2 + 16 * (hi - lo) + 64
 
 
-def _encode_range(k: ModuleType, b: _Buffers, lo: int, hi: int, out: np.ndarray) -> _Piece:
+def _encode_row(row: int, raw: bytes) -> bytes:
+    try:
+        return _ref.encode_value(raw)
+    except _ref.JsonbReferenceError as e:
+        raise _RowError(row, reason_of(e.code), _excerpt(raw, e.pos)) from None
+
+
+def _encode_range(k: ModuleType | None, b: Buffers, lo: int, hi: int, out: np.ndarray) -> Piece:
     """JSONB of rows [lo, hi) of ``b``, written into ``out`` (or a bigger buffer)."""
+    if k is None:
+        return reference_range(b, lo, hi, _encode_row)
     nbytes = b.nbytes(lo, hi)
     offs = np.zeros(hi - lo + 1, dtype=np.int64)
     nodes, text = _NODES, min(nbytes, 1 << 16)
@@ -344,10 +315,7 @@ def _encode_range(k: ModuleType, b: _Buffers, lo: int, hi: int, out: np.ndarray)
             if status == _ST_ERROR:
                 raise _RowError(lo + row, reason_of(code), _excerpt(raw, epos))
             # _ST_FALLBACK: a float the fast path cannot round by itself
-            try:
-                value = _ref.encode_value(raw)
-            except _ref.JsonbReferenceError as e:  # an error after that float
-                raise _RowError(lo + row, reason_of(e.code), _excerpt(raw, e.pos)) from None
+            value = _encode_row(lo + row, raw)  # (or an error after that float)
             if pos + len(value) > out.shape[0]:
                 out = _grow(out, pos, len(value))
             out[pos : pos + len(value)] = np.frombuffer(value, dtype=np.uint8)
@@ -394,13 +362,15 @@ def encode_json(
     """
     chunked = isinstance(arr, pa.ChunkedArray)
     chunks = arr.chunks if chunked else [arr]
-    parts = [_Buffers(_text_storage(c, path)) for c in chunks]
+    parts = [Buffers(_text_storage(c, path)) for c in chunks]
 
     def global_row(i: int, e: _RowError) -> _RowError:
         e.row += sum(p.n for p in parts[:i])
         return e
 
-    converted = _convert(parts, _thread_count(threads), _encode_range, _encode_capacity, global_row)
+    k = _GATE.kernels_for("encode_rows", sum(p.nbytes() for p in parts))
+    threads_ = _thread_count(threads)
+    converted = _convert(parts, threads_, k, _encode_range, _encode_capacity, global_row)
     if isinstance(converted, _RowError):
         raise InvalidJsonError(path, converted.row, converted.reason, converted.excerpt)
     arrays = _build(parts, converted, "binary")
@@ -408,13 +378,19 @@ def encode_json(
 
 
 # ---- JSONB -> text ----------------------------------------------------------------------------
-def _render_capacity(b: _Buffers, lo: int, hi: int) -> int:
+def _render_capacity(b: Buffers, lo: int, hi: int) -> int:
     nbytes = b.nbytes(lo, hi)
     return nbytes + nbytes // 4 + 64
 
 
-def _render_range(k: ModuleType, b: _Buffers, lo: int, hi: int, out: np.ndarray) -> _Piece:
+def _render_row(_row: int, raw: bytes) -> bytes:
+    return _ref.render_value(raw).encode("utf-8")
+
+
+def _render_range(k: ModuleType | None, b: Buffers, lo: int, hi: int, out: np.ndarray) -> Piece:
     """Text of rows [lo, hi) of ``b``, written into ``out`` (or a bigger buffer)."""
+    if k is None:
+        return reference_range(b, lo, hi, _render_row)
     offs = np.zeros(hi - lo + 1, dtype=np.int64)
     depth = _DEPTH
     frames, digits = k.render_scratch(depth)
@@ -477,8 +453,9 @@ def decode_jsonb(
     del path  # rendering cannot fail
     chunked = isinstance(arr, pa.ChunkedArray)
     chunks = arr.chunks if chunked else [arr]
-    parts = [_Buffers(_jsonb_storage(c, "")) for c in chunks]
-    converted = _convert(parts, _thread_count(threads), _render_range, _render_capacity)
+    parts = [Buffers(_jsonb_storage(c, "")) for c in chunks]
+    k = _GATE.kernels_for("render_rows", sum(p.nbytes() for p in parts))
+    converted = _convert(parts, _thread_count(threads), k, _render_range, _render_capacity)
     assert not isinstance(converted, _RowError)  # rendering never fails
     arrays = _build(parts, converted, "text")
     if not chunked:
@@ -516,13 +493,61 @@ def validate_jsonb(arr: pa.Array | pa.ChunkedArray, *, path: str) -> None:
     lance_semantic.errors.InvalidJsonError: field 'j', row 1: invalid JSON: invalid JSONB ...
     """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = [Buffers(_jsonb_storage(chunk, path)) for chunk in chunks]
+    k = _GATE.kernels_for("check_rows", sum(p.nbytes() for p in parts))
     base = 0
-    for chunk in chunks:
-        b = _Buffers(_jsonb_storage(chunk, path))
-        status, row, code, epos = _kernels().check_rows(
-            b.offsets, b.data, b.validity, b.vbit0, b.has_validity, 0, b.n
-        )
-        if status != _ST_DONE:
+    for b in parts:
+        found = _check_part(k, b)
+        if found is not None:
+            row, code, epos = found
             excerpt = _hex_excerpt(b.row_bytes(row), epos)
             raise InvalidJsonError(path, base + row, reason_of(code), excerpt)
         base += b.n
+
+
+def _check_part(k: ModuleType | None, b: Buffers) -> tuple[int, int, int] | None:
+    """(row, code, byte) of the first value of ``b`` that is not JSONB, if any."""
+    if k is not None:
+        status, row, code, epos = k.check_rows(
+            b.offsets, b.data, b.validity, b.vbit0, b.has_validity, 0, b.n
+        )
+        return None if status == _ST_DONE else (row, code, epos)
+    for row, ok in enumerate(valid_rows(b, 0, b.n).tolist()):
+        if ok:
+            try:
+                _ref.check_value(b.row_bytes(row))
+            except _ref.JsonbReferenceError as e:
+                return row, e.code, e.pos
+    return None
+
+
+# ---- first use --------------------------------------------------------------------------------
+def _sample(values: list[bytes], t: pa.DataType) -> Buffers:
+    return Buffers(pa.array(values, t))
+
+
+def _warm_encode(k: ModuleType) -> None:
+    _encode_range(k, _sample([b"[0]"], pa.large_string()), 0, 1, np.empty(64, np.uint8))
+
+
+def _warm_render(k: ModuleType) -> None:
+    jsonb = _ref.encode_value("[0]")
+    _render_range(k, _sample([jsonb], pa.large_binary()), 0, 1, np.empty(64, np.uint8))
+
+
+def _warm_check(k: ModuleType) -> None:
+    _check_part(k, _sample([_ref.encode_value("[0]")], pa.large_binary()))
+
+
+#: which calls run the kernels (see :mod:`~lance_semantic.codecs._kernel_gate`)
+_GATE = KernelGate(
+    _kernels, {"encode_rows": _warm_encode, "render_rows": _warm_render, "check_rows": _warm_check}
+)
+
+
+def warm_up() -> dict[str, float]:
+    """Load every kernel of the JSON codec from the disk cache, or compile it there now
+    (10 to 30 s each the first time on a machine); seconds each took. Without this, a
+    process uses the pure-Python reference for its first small conversions and loads or
+    compiles a kernel when its work grows."""
+    return _GATE.warm_up()
