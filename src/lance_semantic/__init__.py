@@ -7,6 +7,23 @@ True
 
 from __future__ import annotations
 
+import os as _os
+
+# pylance's Rust logger reads LANCE_LOG once, when lance is first imported, and then warns on
+# stderr when a 2.3 data file is written ("... never for production data"). lance-semantic
+# says that once per process in its own words (storage/datafile.py), so pylance's line is
+# filtered out -- that one target only: its other warnings and errors still show. A LANCE_LOG
+# the user set is left alone, and so is a lance imported before lance_semantic.
+if "LANCE_LOG" not in _os.environ:
+    _os.environ["LANCE_LOG"] = "warn,lance_file::versions::v2_3=error"
+    try:
+        import lance as _lance  # noqa: F401  (initialises the logger)
+    finally:
+        del _os.environ["LANCE_LOG"]
+    import logging as _logging
+
+    _logging.getLogger("pylance").setLevel(_logging.INFO)  # as without LANCE_LOG
+
 from . import errors, fragment
 from .dataset.check import CheckReport, Problem, check
 from .dataset.cleanup import CleanupStats

@@ -7,6 +7,7 @@ Arrow schema given here, and :class:`lance.file.LanceFileReader` reads it back.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -31,6 +32,25 @@ _KNOWN_FILES = 16384
 
 #: data storage versions whose files pylance 14 writes through the file API
 WRITABLE_VERSIONS = ("2.0", "2.1", "2.2", "2.3")
+#: of those, the ones pylance 14 calls unstable
+UNSTABLE_VERSIONS = ("2.3",)
+
+_log = logging.getLogger("lance_semantic")
+_said_unstable = threading.Event()
+
+
+def note_unstable_version(version: str) -> None:
+    """Say once per process that ``version`` data files are unstable, and what to use instead
+    (pylance's own warning is filtered out: see ``lance_semantic/__init__.py``)."""
+    if version in UNSTABLE_VERSIONS and not _said_unstable.is_set():
+        _said_unstable.set()
+        _log.warning(
+            "lance-semantic: note: data storage version %s is unstable in pylance 14 (files "
+            "written with it may not be readable by later Lance releases). For production "
+            'data, write data_storage_version="2.2" with semantic_types=True: the table is '
+            "still flagged for semantic types, on the stable file format.",
+            version,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +69,7 @@ class DataFileWriter:
         self.schema = schema
         self.num_rows = 0
         self._store = store
+        note_unstable_version(version)
         path = store.uri(f"{DATA_DIR}/{name}")
         if store.is_local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
