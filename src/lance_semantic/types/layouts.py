@@ -433,12 +433,12 @@ def _why_invalid(t: SemanticType, encoding: object) -> str:
             return f"a dictionary key must be an integer type (int8…uint64), got {parts[1]!r}"
         values = " or ".join(family.plain)
         return f"the dictionary values of a {t} column are {values}, got {parts[2]!r}"
-    if encoding not in OUTPUT_ENCODING_NAMES:
-        return "unknown output encoding"
-    if isinstance(t, Decimal) and encoding in _DECIMAL_LAYOUTS:
-        return f"{encoding} cannot hold precision {t.precision}; {t} needs decimal256"
     valid = ", ".join(e for e in output_encodings(t) if not e.startswith("dictionary:"))
     valid += ", dictionary:<key>:<value>" if family is not None else ""
+    if encoding not in OUTPUT_ENCODING_NAMES:
+        return f"unknown output encoding (valid for {t}: {valid})"
+    if isinstance(t, Decimal) and encoding in _DECIMAL_LAYOUTS:
+        return f"{encoding} cannot hold precision {t.precision}; {t} needs decimal256"
     return f"{encoding} is an output encoding of {_OWNER[encoding]}, not of {t} (valid: {valid})"
 
 
