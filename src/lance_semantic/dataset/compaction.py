@@ -58,8 +58,10 @@ from ..storage.paths import DATA_DIR
 from ..types.blob_layouts import V2_LOGICAL_TYPE
 from ..write.boundary import check_invariant
 from ..write.fragments import write_fragments
+from . import arguments as args
 from .compaction_layout import MergedColumn, converter, merge_column
 from .compaction_plan import CompactionOptions, CompactionTask, output_row_counts, plan_compaction
+from .progress import Progress, batches_with_progress
 
 if TYPE_CHECKING:
     from .dataset import Dataset
@@ -272,13 +274,15 @@ def _rewrite(
     task: CompactionTask,
     options: CompactionOptions,
     on_file: Callable[[str], None],
+    progress: Progress,
 ) -> tuple[Fragment, ...]:
-    """Write the live rows of ``task`` as new (id-less) fragments."""
+    """Write the live rows of ``task`` as new (id-less) fragments (counted on ``progress``)."""
     table = manifest.schema
     sources = [_Source(store, table, f) for f in task.fragments]
     layout = _layout(table, sources, flagged)
     rows = sum(s.live_rows for s in sources)
-    stream = _Rows(_task_batches(sources, layout, options.batch_size or DEFAULT_BATCH_SIZE))
+    batches = _task_batches(sources, layout, options.batch_size or DEFAULT_BATCH_SIZE)
+    stream = _Rows(batches_with_progress(batches, progress))
     fields = [c.field for c in layout.columns]
     out: list[Fragment] = []
     for n in output_row_counts(rows, options.target_rows_per_fragment):
@@ -350,7 +354,9 @@ def rewrite_task(
     ``manifest``; each data file name goes to ``on_file`` as soon as it exists. Nothing is
     committed (see :func:`commit_rewrite`)."""
     flagged = bool(manifest.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES)
-    return _rewrite(store, manifest, flagged, task, options, on_file)
+    return _rewrite(
+        store, manifest, flagged, task, options, on_file, Progress(False, total=None, desc="")
+    )
 
 
 def commit_rewrite(
@@ -380,8 +386,11 @@ def compaction_metrics(groups: Sequence[RewriteGroup]) -> CompactionMetrics:
     return _metrics(groups)
 
 
-def compact_files(ds: Dataset, options: CompactionOptions) -> CompactionMetrics:
-    """Plan, rewrite and commit (see the module doc); advances ``ds`` to the new version."""
+def compact_files(
+    ds: Dataset, options: CompactionOptions, *, progress: bool = False
+) -> CompactionMetrics:
+    """Plan, rewrite and commit (see the module doc); advances ``ds`` to the new version.
+    ``progress``: a bar of the rows rewritten on stderr."""
     store, base = ds._store, ds.manifest
     check_compactable(base)
     flags.check_writable(base, ds.uri)
@@ -391,8 +400,10 @@ def compact_files(ds: Dataset, options: CompactionOptions) -> CompactionMetrics:
     written: list[str] = []
     workers = min(options.num_threads or os.cpu_count() or 1, len(tasks))
 
+    bar = Progress(progress, total=sum(t.num_rows for t in tasks), desc="compacting")
+
     def run(task: CompactionTask) -> tuple[Fragment, ...]:
-        return _rewrite(store, base, ds.semantic_types, task, options, written.append)
+        return _rewrite(store, base, ds.semantic_types, task, options, written.append, bar)
 
     try:
         if workers > 1:
@@ -408,6 +419,8 @@ def compact_files(ds: Dataset, options: CompactionOptions) -> CompactionMetrics:
         for name in written:
             store.delete(f"{DATA_DIR}/{name}")
         raise
+    finally:
+        bar.close()
     ds._advance(manifest)
     return _metrics(groups)
 
@@ -449,6 +462,7 @@ class DatasetOptimizer:
         materialize_deletions_threshold: float | None = None,
         num_threads: int | None = None,
         batch_size: int | None = None,
+        progress: bool = False,
         **pylance_options: object,
     ) -> CompactionMetrics:
         """Merge small adjacent fragments and materialize deletions, like pylance 14.
@@ -468,6 +482,8 @@ class DatasetOptimizer:
             How many tasks are rewritten in parallel (default: the number of CPUs).
         batch_size
             Rows per read batch (default 8192).
+        progress
+            Show a progress bar of the rows rewritten on stderr (``tqdm``; not in pylance).
 
         Defaults not given here come from the table config ``lance.compaction.<name>``.
         No version is committed when there is nothing to compact. pylance's other options
@@ -486,6 +502,7 @@ class DatasetOptimizer:
             A concurrent writer changed one of the rewritten fragments.
         """
         _check_pylance_options(pylance_options)
+        args.check_bool("progress", progress)
         options = CompactionOptions.resolve(
             self._ds.manifest.config,
             target_rows_per_fragment=target_rows_per_fragment,
@@ -495,4 +512,4 @@ class DatasetOptimizer:
             num_threads=num_threads,
             batch_size=batch_size,
         )
-        return compact_files(self._ds, options)
+        return compact_files(self._ds, options, progress=progress)

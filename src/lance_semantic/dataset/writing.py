@@ -30,6 +30,7 @@ from ..write.fragments import (
     write_fragments,
 )
 from . import arguments as args
+from .progress import Progress, batches_with_progress, rows_of
 
 if TYPE_CHECKING:
     from .dataset import Dataset
@@ -61,6 +62,7 @@ def write_dataset(
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     storage_options: Mapping[str, str] | None = None,
     allow_external_blob_outside_bases: bool = False,
+    progress: bool = False,
     _uri: str | None = None,
     _base: Manifest | None = None,
 ) -> Dataset:
@@ -86,6 +88,8 @@ def write_dataset(
     allow_external_blob_outside_bases
         Store blob v2 values given as URIs as absolute external URIs (as pylance's option of
         the same name; without it such values are refused).
+    progress
+        Show a progress bar of the rows written on stderr (``tqdm``).
 
     Raises
     ------
@@ -102,6 +106,7 @@ def write_dataset(
     args.check_optional_str("data_storage_version", data_storage_version)
     args.check_optional_bool("semantic_types", semantic_types)
     args.check_bool("allow_external_blob_outside_bases", allow_external_blob_outside_bases)
+    args.check_bool("progress", progress)
     if schema is not None and not isinstance(schema, pa.Schema):
         raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
     if isinstance(uri, str | os.PathLike) or not hasattr(uri, "local_path"):  # not a store
@@ -136,12 +141,13 @@ def write_dataset(
     reader = target.reader
 
     written: list[str] = []
+    bar = Progress(progress, total=rows_of(data), desc="writing")
     try:
         fragments = write_rows(
             store,
             table,
             reader.schema,
-            reader,
+            batches_with_progress(reader, bar) if progress else reader,
             flagged=flagged,
             appending=appending,
             version=version,
@@ -167,6 +173,8 @@ def write_dataset(
         for name in written:
             store.delete(f"data/{name}")
         raise
+    finally:
+        bar.close()
     return Dataset(store, display_uri, manifest)
 
 
