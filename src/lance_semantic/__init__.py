@@ -30,7 +30,7 @@ from .dataset.cleanup import CleanupStats
 from .dataset.dataset import Dataset, FeatureFlags, dataset
 from .dataset.fragment import LanceFragment
 from .dataset.lance_operation import LanceOperation
-from .dataset.maintenance import upgrade
+from .dataset.maintenance import upgrade, warm_up
 from .dataset.scanner import Scanner
 from .dataset.writing import write_dataset
 from .errors import (
@@ -86,6 +86,7 @@ __all__ = [
     "Problem",
     "CleanupStats",
     "upgrade",
+    "warm_up",
     "errors",
     "LanceSemanticError",
     "CommitConflictError",
