@@ -206,17 +206,17 @@ def test_cli_upgrade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     files = data_files(uri)
     # the real command line once (a subprocess costs seconds of imports), then in-process
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    cmd = [sys.executable, "-m", "lance_semantic.cli.main", "upgrade", uri]
+    cmd = [sys.executable, "-m", "lance_semantic.cli.main", "upgrade", uri, "--yes"]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "version 1 -> 2" in done.stdout
     ds = ls.dataset(uri)
     assert ds.semantic_types and ds.version == 2
     assert data_files(uri) == files
-    assert main(["upgrade", uri]) == 0
+    assert main(["upgrade", uri, "--yes"]) == 0
     assert "nothing to do" in capsys.readouterr().out
     assert ls.dataset(uri).version == 2
-    assert main(["upgrade", uri + "-missing"]) == 1
+    assert main(["upgrade", uri + "-missing", "--yes"]) == 1
     err = capsys.readouterr().err
     assert "error" in err and "Traceback" not in err
 
@@ -246,7 +246,7 @@ def test_dictionary_of_non_string_values_refuses_the_upgrade(
     assert ds.version == 1 and ls.dataset(uri).version == 1
     assert (sorted(os.listdir(uri)), sorted(os.listdir(os.path.join(uri, "_versions")))) == listing
     assert lance.dataset(uri).to_table().equals(t)
-    assert main(["upgrade", uri]) == 1
+    assert main(["upgrade", uri, "--yes"]) == 1
     assert "di" in capsys.readouterr().err
     assert ls.dataset(uri).version == 1
 

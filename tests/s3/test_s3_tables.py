@@ -174,7 +174,7 @@ def test_the_cli_takes_storage_options(
     flags = [f"--storage-option={k}={v}" for k, v in s3_options.items()]
     assert main(["inspect", s3_uri, *flags]) == 0
     assert "version" in capsys.readouterr().out
-    assert main(["upgrade", s3_uri, *flags]) == 0
+    assert main(["upgrade", s3_uri, "--yes", *flags]) == 0
     assert main(["set-output-encoding", s3_uri, "name", "large_utf8", *flags]) == 0
     assert main(["check", s3_uri, *flags]) == 0
     ds = ls.dataset(s3_uri, storage_options=s3_options)

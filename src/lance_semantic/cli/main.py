@@ -1,125 +1,44 @@
 """``lance-semantic`` command line: ``inspect``, ``check``, ``upgrade``,
-``set-output-encoding`` and ``demo`` (layer L6).
+``set-output-encoding``, ``compact``, ``warm-up`` and ``demo`` (layer L6).
 
-Bad input gives one line on stderr and a non-zero exit status, never a traceback.
+Bad input gives one line on stderr and a non-zero exit status, never a traceback: 1 for an
+error (or, for ``check``, a table with problems; for ``upgrade``, a refused or declined
+confirmation), 2 for a usage error, 130 when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
-import tempfile
 from collections.abc import Sequence
+from importlib import metadata
 
-import pyarrow as pa
+import lance_semantic
 
 from ..dataset.check import check
 from ..dataset.dataset import Dataset, dataset
-from ..dataset.writing import write_dataset
+from ..dataset.maintenance import warm_up
 from ..errors import LanceSemanticError
-from ..manifest import flags
-from ..schema.field import Field
+from .demo import run_demo
+from .inspect import FRAGMENTS_SHOWN, format_inspect
 
 __all__ = ["main", "format_inspect"]
 
-
-def _field_lines(f: Field, depth: int) -> list[str]:
-    extra = []
-    if not f.nullable:
-        extra.append("not null")
-    if f.extension_name:
-        extra.append(f"extension={f.extension_name}")
-    if f.output_encoding:
-        extra.append(f"output-encoding={f.output_encoding}")
-    tail = f"  ({', '.join(extra)})" if extra else ""
-    lines = [f"{'  ' * depth}[{f.id}] {f.name}: {f.logical_type}{tail}"]
-    for c in f.children:
-        lines.extend(_field_lines(c, depth + 1))
-    return lines
+DESCRIPTION = (
+    "Inspect, check and maintain Lance tables, and upgrade them to the Semantic Type Contract."
+)
+EPILOG = (
+    "exit status: 0 ok; 1 an error (one line on stderr), a table with problems (check) or an "
+    "upgrade not confirmed; 2 a usage error. Run 'lance-semantic COMMAND --help' for a "
+    "command's arguments."
+)
+_ERRNO = re.compile(r"\[Errno \d+\]\s*")
 
 
-def format_inspect(ds: Dataset) -> str:
-    m = ds.manifest
-    names = flags.flag_names(m.reader_feature_flags | m.writer_feature_flags)
-    lines = [
-        f"uri:                  {ds.uri}",
-        f"version:              {m.version}",
-        f"data storage version: {m.data_storage_version}",
-        f"writer:               {m.writer_version.library} {m.writer_version.version}",
-        f"feature flags:        reader={m.reader_feature_flags} writer={m.writer_feature_flags}"
-        + (f" ({', '.join(names)})" if names else ""),
-        f"semantic types:       {'yes' if ds.semantic_types else 'no (legacy table)'}",
-        "schema:",
-    ]
-    for top in m.schema.fields:
-        lines.extend(_field_lines(top, 1))
-    total_files = sum(len(f.files) for f in m.fragments)
-    lines.append(
-        f"fragments:            {len(m.fragments)} ({total_files} data files, "
-        f"{ds.count_rows()} rows)"
-    )
-    for frag in m.fragments:
-        dels = frag.deletion_file.num_deleted_rows if frag.deletion_file else 0
-        lines.append(
-            f"  fragment {frag.id}: {frag.physical_rows} rows"
-            + (f", {dels} deleted" if dels else "")
-        )
-        for df in frag.files:
-            lines.append(
-                f"    {df.path}  v{df.file_major_version}.{df.file_minor_version}  "
-                f"{df.file_size_bytes} bytes  fields={list(df.fields)}"
-            )
-    return "\n".join(lines)
-
-
-def _demo(directory: str | None) -> int:
-    root = directory or tempfile.mkdtemp(prefix="lance-semantic-demo-")
-    uri = os.path.join(root, "demo.lance")
-    table = pa.table(
-        {
-            "id": pa.array([1, 2, 3], pa.int64()),
-            "name": pa.array(["ada", "grace", "linus"], pa.string()),
-            "tags": pa.array([["math"], ["navy", "cobol"], []], pa.list_(pa.string())),
-            "point": pa.array([{"x": 1.0, "y": 2.0}, {"x": 3.0, "y": 4.0}, None]),
-        }
-    )
-    # data storage 2.3: the table carries FLAG_SEMANTIC_TYPES (the Semantic Type Contract)
-    ds = write_dataset(table, uri, mode="overwrite", data_storage_version="2.3")
-    print(f"created {uri} (version {ds.version}, semantic types: {ds.semantic_types})")
-    # layouts are not types: LargeUtf8 names, a large_list of views and a dictionary append
-    more = pa.table(
-        {
-            "id": pa.array([4, 5], pa.int64()),
-            "name": pa.array(["barbara", "edsger"], pa.large_string()),
-            "tags": pa.array([["lisp"], []], pa.large_list(pa.string_view())),
-        }
-    )
-    ds.insert(more)
-    ds.insert(
-        pa.table({"id": pa.array([6], pa.int64()), "name": pa.array(["ken"]).dictionary_encode()})
-    )
-    print("appended LargeUtf8, large_list<string_view> and dictionary data to the same columns\n")
-    print(format_inspect(ds))
-    print("\nread back (each column in the layout it was created with):")
-    print(ds.schema)
-    print("\nrows where id > 1, name as large_utf8 by request:")
-    result = ds.to_table(
-        columns=["id", "name", "point.x"],
-        filter="id > 1",
-        output_encodings={"name": "large_utf8"},
-    )
-    print(result.schema)
-    print(result.to_pandas().to_string(index=False) if _has_pandas() else result)
-    return 0
-
-
-def _has_pandas() -> bool:
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        return False
-    return True
+class Refused(LanceSemanticError):
+    """The user did not confirm (or could not be asked)."""
 
 
 def _check_dir(uri: str) -> None:
@@ -144,6 +63,12 @@ def _storage_options(pairs: Sequence[str]) -> dict[str, str]:
     return options
 
 
+def _show_progress(flag: bool | None) -> bool:
+    """--progress / --no-progress, else a bar only when stderr is a terminal."""
+    return flag if flag is not None else sys.stderr.isatty()
+
+
+# ---- commands ---------------------------------------------------------------------------------
 def _check(uri: str, version: int | None, as_json: bool, pairs: Sequence[str]) -> int:
     report = check(uri, version=version, storage_options=_storage_options(pairs) or None)
     if as_json:
@@ -156,76 +81,229 @@ def _check(uri: str, version: int | None, as_json: bool, pairs: Sequence[str]) -
     return 0 if report.ok else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lance-semantic", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_inspect = sub.add_parser(
-        "inspect", help="print a table's version, flags, schema and fragments"
+def _confirm_upgrade(ds: Dataset, yes: bool) -> None:
+    """State what the upgrade changes for pylance and ask; raise :class:`Refused` unless the
+    answer is yes (or ``yes`` was given). Nothing is asked when stdin is not a terminal."""
+    if yes:
+        return
+    warning = (
+        f"Upgrading {ds.uri} (version {ds.version}) sets the semantic-types feature flag: "
+        f"stock pylance 14 will no longer open the table's new versions (version "
+        f"{ds.version + 1} on) nor write to it; version {ds.version} and earlier stay "
+        "readable by version number. No data file is rewritten."
     )
-    p_inspect.add_argument("uri")
-    p_inspect.add_argument(
-        "--version", type=int, default=None, help="a version other than the latest"
+    if not sys.stdin or not sys.stdin.isatty():
+        raise Refused(
+            f"not upgraded: after an upgrade stock pylance 14 no longer opens the new versions "
+            f"of {ds.uri}, and there is no terminal to confirm on; pass --yes to upgrade "
+            "without asking"
+        )
+    print(warning, file=sys.stderr)
+    print("Upgrade? [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise Refused(f"not upgraded: {ds.uri} is unchanged (version {ds.version})")
+
+
+def _upgrade(uri: str, pairs: Sequence[str], yes: bool) -> int:
+    ds = _open(uri, pairs)
+    if ds.semantic_types:
+        print(f"{uri} already uses semantic types (version {ds.version}); nothing to do")
+        return 0
+    _confirm_upgrade(ds, yes)
+    before = ds.version
+    ds.upgrade_semantic_types()
+    print(f"upgraded {uri}: version {before} -> {ds.version}, no data file rewritten")
+    return 0
+
+
+def _set_output_encoding(uri: str, path: str, value: str, pairs: Sequence[str]) -> int:
+    ds = _open(uri, pairs)
+    encoding = None if value.lower() == "none" else value
+    ds.set_output_encoding(path, encoding)
+    print(f"{uri}: {path} now reads as {encoding or 'the type default'} (version {ds.version})")
+    return 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    ds = _open(args.uri, args.storage_option)
+    before = ds.version
+    metrics = ds.optimize.compact_files(
+        target_rows_per_fragment=args.target_rows_per_fragment,
+        progress=_show_progress(args.progress),
     )
-    p_check = sub.add_parser(
+    if ds.version == before:
+        print(f"{args.uri}: nothing to compact (version {before})")
+    else:
+        print(
+            f"compacted {args.uri}: version {before} -> {ds.version}, "
+            f"{metrics.fragments_removed} fragments -> {metrics.fragments_added}"
+        )
+    return 0
+
+
+def _warm_up() -> int:
+    took = warm_up()
+    print(
+        "JSON codec ready (compiled or loaded from the cache): "
+        + ", ".join(f"{k} {s:.1f} s" for k, s in took.items())
+    )
+    return 0
+
+
+# ---- the parser -------------------------------------------------------------------------------
+def _version() -> str:
+    try:
+        pylance = metadata.version("pylance")
+    except metadata.PackageNotFoundError:  # pragma: no cover - a dependency
+        pylance = "?"
+    return f"lance-semantic {lance_semantic.__version__} (pylance {pylance})"
+
+
+def _add_uri(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "uri", metavar="URI", help="the table: a directory, file://..., or s3://bucket/path"
+    )
+
+
+def _add_storage_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a storage option (repeatable), as for lance_semantic.dataset, e.g. "
+        "aws_endpoint=http://host:port",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lance-semantic", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument(
+        "--version", action="version", version=_version(), help="print the version and exit"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "inspect",
+        help="print a table's version, flags, schema, config, indices, tags and fragments",
+        epilog=f"Beyond {FRAGMENTS_SHOWN} fragments the rest are summed up in one line.",
+    )
+    _add_uri(p)
+    p.add_argument(
+        "--version", type=int, default=None, metavar="N", help="a version other than the latest"
+    )
+    p.add_argument("--fragments", action="store_true", help="list every fragment and data file")
+    _add_storage_options(p)
+
+    p = sub.add_parser(
         "check", help="verify a table version (reads only); exit 1 with one line per problem"
     )
-    p_check.add_argument("uri")
-    p_check.add_argument("--version", type=int, default=None, help="default: the latest")
-    p_check.add_argument("--json", action="store_true", help='print {"ok": ..., "problems": [...]}')
-    p_up = sub.add_parser(
-        "upgrade", help="upgrade a legacy table to semantic types (one metadata-only commit)"
+    _add_uri(p)
+    p.add_argument("--version", type=int, default=None, metavar="N", help="default: the latest")
+    p.add_argument("--json", action="store_true", help='print {"ok": ..., "problems": [...]}')
+    _add_storage_options(p)
+
+    p = sub.add_parser(
+        "upgrade",
+        help="upgrade a legacy table to semantic types (one metadata-only commit; asks first)",
+        description="Upgrade a legacy table to the Semantic Type Contract: one metadata-only "
+        "commit that sets the semantic-types feature flag. Stock pylance 14 will no longer "
+        "open the table's new versions, so this asks for confirmation first.",
     )
-    p_up.add_argument("uri")
-    p_enc = sub.add_parser(
+    _add_uri(p)
+    p.add_argument(
+        "--yes", "-y", action="store_true", help="upgrade without asking for confirmation"
+    )
+    _add_storage_options(p)
+
+    p = sub.add_parser(
         "set-output-encoding", help="record the layout reads of a field return (metadata only)"
     )
-    p_enc.add_argument("uri")
-    p_enc.add_argument("path", help="field path, e.g. name, s.child, l.item, m.key or m.value")
-    p_enc.add_argument(
+    _add_uri(p)
+    p.add_argument("path", help="field path, e.g. name, s.child, l.item, m.key or m.value")
+    p.add_argument(
         "encoding", help="e.g. large_utf8, utf8_view, dictionary:int16:utf8; 'none' clears"
     )
-    for p in (p_inspect, p_check, p_up, p_enc):
-        p.add_argument(
-            "--storage-option",
-            action="append",
-            default=[],
-            metavar="K=V",
-            help="a storage option (repeatable), as for lance_semantic.dataset, e.g. "
-            "aws_endpoint=http://host:port",
-        )
-    p_demo = sub.add_parser("demo", help="build a small table and show it")
-    p_demo.add_argument("dir", nargs="?", default=None)
-    args = parser.parse_args(argv)
+    _add_storage_options(p)
+
+    p = sub.add_parser(
+        "compact", help="merge small fragments and materialize deletions (rewrites data files)"
+    )
+    _add_uri(p)
+    p.add_argument(
+        "--target-rows-per-fragment",
+        type=int,
+        default=None,
+        metavar="N",
+        help="rows per new fragment (default: the table's config, else 1048576)",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
+    _add_storage_options(p)
+
+    sub.add_parser(
+        "warm-up",
+        help="compile the JSON codec into the user-wide cache now (else done on first need)",
+    )
+
+    p = sub.add_parser(
+        "demo", help="build a small flagged table and show it (never overwrites a table)"
+    )
+    p.add_argument(
+        "dir",
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help="where to create demo.lance (default: a new temporary directory)",
+    )
+    return parser
+
+
+def _message(e: BaseException) -> str:
+    """One plain line: an OSError as its reason and path, never ``[Errno N]``."""
+    if isinstance(e, OSError) and not isinstance(e, LanceSemanticError) and e.strerror:
+        paths = [p for p in (e.filename, getattr(e, "filename2", None)) if p is not None]
+        text = e.strerror + (f": {' -> '.join(map(str, paths))}" if paths else "")
+    else:
+        text = str(e) or type(e).__name__
+    return " ".join(_ERRNO.sub("", text).split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
-        if args.command == "inspect":
-            print(format_inspect(_open(args.uri, args.storage_option, args.version)))
-            return 0
-        if args.command == "check":
-            return _check(args.uri, args.version, args.json, args.storage_option)
-        if args.command == "upgrade":
-            ds = _open(args.uri, args.storage_option)
-            if ds.semantic_types:
-                print(
-                    f"{args.uri} already uses semantic types (version {ds.version}); nothing to do"
-                )
+        match args.command:
+            case "inspect":
+                ds = _open(args.uri, args.storage_option, args.version)
+                print(format_inspect(ds, all_fragments=args.fragments))
                 return 0
-            before = ds.version
-            ds.upgrade_semantic_types()
-            print(f"upgraded {args.uri}: version {before} -> {ds.version}, no data file rewritten")
-            return 0
-        if args.command == "set-output-encoding":
-            ds = _open(args.uri, args.storage_option)
-            encoding = None if args.encoding.lower() == "none" else args.encoding
-            ds.set_output_encoding(args.path, encoding)
-            print(
-                f"{args.uri}: {args.path} now reads as {encoding or 'the type default'} "
-                f"(version {ds.version})"
-            )
-            return 0
-        return _demo(args.dir)
-    except (LanceSemanticError, OSError, TypeError, ValueError) as e:
-        print(f"lance-semantic: error: {e}", file=sys.stderr)
+            case "check":
+                return _check(args.uri, args.version, args.json, args.storage_option)
+            case "upgrade":
+                return _upgrade(args.uri, args.storage_option, args.yes)
+            case "set-output-encoding":
+                return _set_output_encoding(args.uri, args.path, args.encoding, args.storage_option)
+            case "compact":
+                return _compact(args)
+            case "warm-up":
+                return _warm_up()
+            case _:
+                return run_demo(args.dir)
+    except BrokenPipeError:  # the reader of stdout went away (| head): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except (LanceSemanticError, OSError, TypeError, ValueError) as e:
+        print(f"lance-semantic: error: {_message(e)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("lance-semantic: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
