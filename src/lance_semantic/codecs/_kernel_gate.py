@@ -4,11 +4,12 @@
 A kernel is worth its start-up only for enough work: importing numba and loading a cached
 kernel takes about a second, compiling one 10 to 30 seconds (two cores), while the pure-Python
 reference (:mod:`~lance_semantic.codecs.json_reference`, byte for byte the same results)
-converts 1 to 3 MB of JSON a second. So each process converts its first JSON bytes with the
-reference -- up to :data:`REFERENCE_BYTES_CACHED` per kernel when the kernel is in the disk
-cache, :data:`REFERENCE_BYTES_UNCACHED` when it would have to be compiled -- and a call that
-would exceed that budget loads (or compiles) the kernel, which every later call then uses.
-A small first write and read of a JSON column never waits for numba at all.
+converts about 1 MB of JSON text a second to JSONB and renders 1.5 MB of JSONB a second (more
+for text-heavy documents, less for float-heavy ones). So each process converts its first JSON
+with the reference -- about :data:`REFERENCE_SECONDS_CACHED` of work per kernel when the
+kernel is in the disk cache, :data:`REFERENCE_SECONDS_UNCACHED` when it would have to be
+compiled -- and a call that would exceed that budget loads (or compiles) the kernel, which
+every later call then uses. A first write and read of a few MB of JSON never waits for numba.
 
 Before a compile, one line goes to the ``lance_semantic`` logger (stderr when logging is not
 configured): ``lance-semantic: compiling the JSON codec's encoder (first use, ~20 s) ...``.
@@ -22,22 +23,32 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import ModuleType
 
 from . import _kernel_cache
 
-__all__ = ["KernelGate", "REFERENCE_BYTES_CACHED", "REFERENCE_BYTES_UNCACHED", "KERNELS"]
+__all__ = ["KernelGate", "REFERENCE_SECONDS_CACHED", "REFERENCE_SECONDS_UNCACHED", "KERNELS"]
 
-#: JSON bytes per kernel and process converted by the reference when the kernel is cached
-REFERENCE_BYTES_CACHED = 256 << 10
-#: ... and when it is not (the reference then still finishes well before a compile would)
-REFERENCE_BYTES_UNCACHED = 4 << 20
+#: seconds of reference work per kernel and process when the kernel is in the disk cache
+REFERENCE_SECONDS_CACHED = 0.25
+#: ... and when it is not: a write and a read of JSON then stay within about 5 s in all
+REFERENCE_SECONDS_UNCACHED = 2.0
 
-#: kernel -> (what it is, seconds its compile takes on two cores, measured)
-KERNELS: Mapping[str, tuple[str, int]] = {
-    "encode_rows": ("encoder", 20),
-    "render_rows": ("decoder", 10),
-    "check_rows": ("JSONB checker", 10),
+
+@dataclass(frozen=True)
+class Kernel:
+    what: str
+    #: seconds its compile takes on two cores (measured; said in the notice)
+    compile_seconds: int
+    #: input bytes the reference converts per second (measured, conservative)
+    reference_rate: int
+
+
+KERNELS: Mapping[str, Kernel] = {
+    "encode_rows": Kernel("encoder", 20, 1_000_000),  # JSON text in
+    "render_rows": Kernel("decoder", 10, 1_500_000),  # JSONB in
+    "check_rows": Kernel("JSONB checker", 10, 3_000_000),  # JSONB in
 }
 
 _log = logging.getLogger("lance_semantic")
@@ -79,20 +90,19 @@ class KernelGate:
     def _initial_budget(self, kernel: str) -> int:
         if self.reference_bytes is not None:
             return self.reference_bytes
-        if _kernel_cache.is_cached(kernel):
-            return REFERENCE_BYTES_CACHED
-        return REFERENCE_BYTES_UNCACHED
+        cached = _kernel_cache.is_cached(kernel)
+        seconds = REFERENCE_SECONDS_CACHED if cached else REFERENCE_SECONDS_UNCACHED
+        return int(seconds * KERNELS[kernel].reference_rate)
 
     def _prepare(self, kernel: str) -> float:
         """Load or compile ``kernel`` (caller holds the lock); seconds it took."""
         start = time.perf_counter()
         if not _kernel_cache.is_cached(kernel):
-            what, seconds = KERNELS[kernel]
             _log.warning(
                 "lance-semantic: compiling the JSON codec's %s (first use, ~%d s; "
                 "cached in %s for later runs) ...",
-                what,
-                seconds,
+                KERNELS[kernel].what,
+                KERNELS[kernel].compile_seconds,
                 _kernel_cache.cache_dir().parent,
             )
         self._warm[kernel](self._load())

@@ -50,7 +50,8 @@ def test_small_work_runs_the_reference_until_the_budget_is_spent(
     monkeypatch.setattr(_kernel_cache, "is_cached", lambda kernel: False)
     fake = FakeKernels()
     g = gate(fake)
-    budget = _kernel_gate.REFERENCE_BYTES_UNCACHED
+    rate = _kernel_gate.KERNELS["encode_rows"].reference_rate
+    budget = int(_kernel_gate.REFERENCE_SECONDS_UNCACHED * rate)
     with caplog.at_level(logging.WARNING, logger="lance_semantic"):
         assert g.kernels_for("encode_rows", budget // 2) is None
         assert g.kernels_for("encode_rows", budget // 2) is None
@@ -72,10 +73,12 @@ def test_a_cached_kernel_is_loaded_sooner_and_silently(
     fake = FakeKernels()
     g = gate(fake)
     with caplog.at_level(logging.WARNING, logger="lance_semantic"):
-        assert g.kernels_for("render_rows", _kernel_gate.REFERENCE_BYTES_CACHED) is None
+        rate = _kernel_gate.KERNELS["render_rows"].reference_rate
+        budget = int(_kernel_gate.REFERENCE_SECONDS_CACHED * rate)
+        assert g.kernels_for("render_rows", budget) is None
         assert g.kernels_for("render_rows", 1) is fake.module
         # a call larger than the whole budget goes to the kernel at once
-        assert g.kernels_for("check_rows", _kernel_gate.REFERENCE_BYTES_CACHED + 1)
+        assert g.kernels_for("check_rows", 1 << 30)
     assert fake.warmed == ["render_rows", "check_rows"] and not caplog.records
 
 
