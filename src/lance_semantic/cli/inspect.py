@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from ..dataset.dataset import Dataset
+from ..errors import LanceSemanticError
 from ..manifest import flags
-from ..manifest.indices import describe_indices
 from ..manifest.model import Fragment
 from ..schema.field import Field
 
@@ -15,7 +14,6 @@ __all__ = ["format_inspect", "FRAGMENTS_SHOWN"]
 
 #: fragments listed one by one without ``--fragments``; the rest are summed up in one line
 FRAGMENTS_SHOWN = 20
-_TAGS_DIR = "_refs/tags"
 
 
 def _field_lines(f: Field, depth: int) -> list[str]:
@@ -57,48 +55,31 @@ def _rest_line(rest: list[Fragment]) -> str:
 
 
 def _index_lines(ds: Dataset) -> list[str]:
-    indices = describe_indices(ds.manifest.index_section)
+    indices = ds.list_indices()
     if not indices:
         return ["indices:              none"]
-    paths = {f.id: f.path for f in ds.semantic_schema}
     lines = [f"indices:              {len(indices)}"]
     for ix in indices:
-        on = ", ".join(paths.get(i, f"field {i} (not in the schema)") for i in ix.field_ids)
-        kind = f"{ix.kind} " if ix.kind else ""
+        on = ", ".join(ix["fields"]) or "no field"
+        kind = f"{ix['type']} " if ix["type"] else ""
         lines.append(
-            f"  {ix.name or '(unnamed)'}: {kind}index on {on or 'no field'} "
-            f"(built at version {ix.dataset_version})"
+            f"  {ix['name'] or '(unnamed)'}: {kind}index on {on} (built at version {ix['version']})"
         )
     return lines
 
 
-def read_tags(ds: Dataset) -> dict[str, int | None]:
-    """Tag name -> version, from the table's ``_refs/tags/<name>.json`` files (none: {}). A
-    tag file that does not decode maps to None."""
-    store = ds._store
-    try:
-        names = store.list(_TAGS_DIR)
-    except OSError:
-        return {}
-    tags: dict[str, int | None] = {}
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        try:
-            version = json.loads(store.get(f"{_TAGS_DIR}/{name}"))["version"]
-            tags[name.removesuffix(".json")] = version if isinstance(version, int) else None
-        except (OSError, ValueError, KeyError, TypeError):
-            tags[name.removesuffix(".json")] = None
-    return tags
-
-
 def _tag_lines(ds: Dataset) -> list[str]:
-    tags = read_tags(ds)
+    """The tags (``_refs/tags/*.json``), if any; a tag file that does not decode is named
+    instead of failing the whole inspect."""
+    try:
+        tags = ds.tags.list()
+    except LanceSemanticError as e:
+        return [f"tags:                 unreadable ({e})"]
     if not tags:
         return []
     lines = [f"tags:                 {len(tags)}"]
-    for name, version in sorted(tags.items()):
-        lines.append(f"  {name} -> " + (f"version {version}" if version is not None else "?"))
+    for name, tag in sorted(tags.items()):
+        lines.append(f"  {name} -> version {tag['version']}")
     return lines
 
 
