@@ -50,11 +50,28 @@ Filter: TypeAlias = str | pc.Expression  # a SQL string or an Arrow compute expr
 
 @dataclass(frozen=True, slots=True)
 class FeatureFlags:
+    """The feature flags of a version: the ``reader`` and ``writer`` bit sets of its
+    manifest, and their ``names``.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance", semantic_types=True)
+    >>> flags = ds.feature_flags
+    >>> flags.reader == flags.writer == ls.FLAG_SEMANTIC_TYPES
+    True
+    """
+
     reader: int
     writer: int
 
     @property
     def names(self) -> list[str]:
+        """The names of the bits set in either flag set.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance", semantic_types=True)
+        >>> ds.feature_flags.names
+        ['semantic_types']
+        """
         return flags.flag_names(self.reader | self.writer)
 
 
@@ -77,6 +94,19 @@ def dataset(
         The table needs reader features this library does not have.
     TypeError, ValueError
         ``uri`` is not a path, ``version`` not a positive int, a str or a tuple.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> ds.insert(pa.table({"id": [3]})).version
+    2
+    >>> ls.dataset("t.lance").count_rows(), ls.dataset("t.lance", version=1).count_rows()
+    (3, 2)
+    >>> ls.dataset("missing.lance")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    lance_semantic.errors.DatasetNotFoundError: Dataset not found: /.../missing.lance
     """
     uri = args.check_uri("uri", uri)
     reference = args.check_reference(version)
@@ -87,8 +117,24 @@ def dataset(
 class Dataset(pds.Dataset):
     """One version of a Lance table.
 
-    A ``pyarrow.dataset.Dataset``, so that DuckDB and Polars push projections and filters
-    into :meth:`scanner` / :meth:`to_batches` (see ``dataset.arrow_dataset``)."""
+    Made by :func:`lance_semantic.dataset` (open) and :func:`lance_semantic.write_dataset`
+    (create). Reads never change the handle; the verbs that commit (``insert``, ``delete``,
+    ``update``, ``merge_insert``, schema changes, ...) advance it to the version they
+    commit, as pylance's do. A ``pyarrow.dataset.Dataset``, so that DuckDB and Polars push
+    projections and filters into :meth:`scanner` / :meth:`to_batches` (see
+    ``dataset.arrow_dataset``).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+    >>> ds
+    Dataset(uri='t.lance', version=1, rows=3)
+    >>> ds.delete("id = 2").num_deleted_rows, ds.version
+    (1, 2)
+    >>> ds.to_table().to_pydict()
+    {'id': [1, 3]}
+    """
 
     def __init__(self, store: ObjectStore, uri: str, manifest: Manifest) -> None:
         # (no super().__init__: pyarrow's forbids direct construction)
@@ -151,37 +197,98 @@ class Dataset(pds.Dataset):
     # ---- metadata -------------------------------------------------------------------------
     @property
     def uri(self) -> str:
+        """The table's location, as given when it was opened or created.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").uri
+        't.lance'
+        """
         return self._uri
 
     @property
     def version(self) -> int:
+        """The version this handle reads (1 for a new table).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.version, ds.insert(pa.table({"id": [2]})).version
+        (1, 2)
+        """
         return self._manifest.version
 
     @property
     def data_storage_version(self) -> str:
+        """The Lance file format version of the table's data files (``"2.2"`` by default).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").data_storage_version
+        '2.2'
+        """
         return self._manifest.data_storage_version
 
     @property
     def feature_flags(self) -> FeatureFlags:
+        """The reader and writer feature flags of this version.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.feature_flags
+        FeatureFlags(reader=0, writer=0)
+        """
         return FeatureFlags(
             self._manifest.reader_feature_flags, self._manifest.writer_feature_flags
         )
 
     @property
     def semantic_types(self) -> bool:
+        """Whether the table follows the Semantic Type Contract (``FLAG_SEMANTIC_TYPES``):
+        new tables on data storage 2.3, or ``semantic_types=True``, or after
+        :meth:`upgrade_semantic_types`.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1]})
+        >>> ls.write_dataset(data, "legacy.lance").semantic_types
+        False
+        >>> ls.write_dataset(data, "flagged.lance", data_storage_version="2.3").semantic_types
+        True
+        """
         return bool(self._manifest.reader_feature_flags & flags.FLAG_SEMANTIC_TYPES)
 
     @property
     def semantic_schema(self) -> TableSchema:
+        """The table's field tree as stored: field ids, ``logical_type`` names, metadata
+        (output encodings among it). :attr:`schema` is the Arrow schema reads return.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"s": pa.array(["a"], pa.large_string())})
+        >>> ds = ls.write_dataset(data, "t.lance", semantic_types=True)
+        >>> field = ds.semantic_schema.field("s")
+        >>> field.id, field.logical_type, field.output_encoding
+        (0, 'string', 'large_utf8')
+        """
         return self._manifest.schema
 
     @property
     def schema(self) -> pa.Schema:
-        """The Arrow schema reads return (output encodings applied on flagged tables)."""
+        """The Arrow schema reads return (output encodings applied on flagged tables).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "s": pa.array(["a"], pa.large_string())})
+        >>> ls.write_dataset(data, "t.lance", semantic_types=True).schema
+        id: int64
+        s: large_string
+        """
         return output_schema(self._manifest.schema, flagged=self.semantic_types)
 
     @property
     def manifest(self) -> Manifest:
+        """The decoded manifest of this version (fragments, schema, flags, config).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> ds.manifest.version, ds.manifest.num_rows, len(ds.manifest.fragments)
+        (1, 2, 1)
+        """
         return self._manifest
 
     def __repr__(self) -> str:
@@ -190,30 +297,90 @@ class Dataset(pds.Dataset):
     # ---- versions -------------------------------------------------------------------------
     def versions(self) -> list[Version]:
         """Every version of the table, oldest first, as pylance reports them: ``version``,
-        ``timestamp`` (naive local datetime) and ``metadata`` (the manifest summary)."""
+        ``timestamp`` (naive local datetime) and ``metadata`` (the manifest summary).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> _ = ds.delete("id = 1")
+        >>> [(v["version"], v["metadata"]["total_rows"]) for v in ds.versions()]
+        [(1, '2'), (2, '1')]
+        """
         return all_versions(self._store)
 
     @property
     def latest_version(self) -> int:
+        """The newest version of the table (this handle may read an older one).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> old = ds.checkout_version(1)
+        >>> old.version, old.latest_version
+        (1, 2)
+        """
         return max(list_versions(self._store))
 
     def checkout_version(self, version: Reference) -> Dataset:
         """A new handle on ``version`` (a number, a tag name or a ``(branch, version)``
-        tuple); this one is unchanged."""
+        tuple); this one is unchanged.
+
+        Raises
+        ------
+        VersionNotFoundError
+            No such version.
+        TagNotFoundError
+            ``version`` is a name that is not a tag of the table.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.tags.create("first")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.checkout_version(1).count_rows(), ds.checkout_version("first").version
+        (1, 1)
+        >>> ds.version
+        2
+        """
         reference = args.check_reference(version)
         return Dataset._open(self._store, self._uri, resolve_reference(self._store, reference))
 
     def restore(self) -> Dataset:
-        """Commit this (older) version as the newest one."""
+        """Commit this (older) version as the newest one: its schema, fragments and
+        indices become a new version; the versions between stay.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> restored = ds.checkout_version(1).restore()
+        >>> restored.version, restored.count_rows()
+        (3, 1)
+        """
         latest = load_manifest(self._store)
         self._manifest = commit(self._store, latest, Restore(version=self.version))
         return self
 
     # ---- reads ----------------------------------------------------------------------------
     def get_fragments(self) -> list[LanceFragment]:
+        """The fragments of this version, in table order (each write adds at least one).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [3]}))
+        >>> [(f.fragment_id, f.count_rows()) for f in ds.get_fragments()]
+        [(0, 2), (1, 1)]
+        """
         return [LanceFragment(self, f) for f in self._manifest.fragments]
 
     def count_rows(self, filter: Filter | None = None) -> int:
+        """How many rows the version has, or how many match ``filter`` (as for
+        :meth:`to_table`). Without a filter only the fragments' counts are read.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+        >>> ds.count_rows(), ds.count_rows("id > 1")
+        (3, 2)
+        """
         if filter is None:
             schema = self.semantic_schema
             return sum(
@@ -234,9 +401,20 @@ class Dataset(pds.Dataset):
         fragments: Sequence[LanceFragment] | None = None,
         **scanner_options: Any,
     ) -> Iterator[pa.RecordBatch]:
-        """Stream the rows as record batches of at most ``batch_size`` rows; other
-        :meth:`scanner` options (``with_row_id``, ...) pass through to a scanner, as in
-        pylance."""
+        """Stream the rows as record batches of at most ``batch_size`` rows.
+
+        The arguments are those of :meth:`to_table`; ``fragments`` restricts the read to
+        some fragments of this version (:meth:`get_fragments`); other :meth:`scanner`
+        options (``with_row_id``, ...) pass through to a scanner, as in pylance. Rows are
+        read as the iterator is consumed.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3, 4, 5]}), "t.lance")
+        >>> [b.num_rows for b in ds.to_batches(batch_size=2)]
+        [2, 2, 1]
+        >>> [b["id"].to_pylist() for b in ds.to_batches(filter="id > 3")]
+        [[4, 5]]
+        """
         if scanner_options:
             return self.scanner(
                 columns,
@@ -271,11 +449,134 @@ class Dataset(pds.Dataset):
         batch_size: int | None = None,
         **scanner_options: Any,
     ) -> pa.Table:
-        """Read the rows into one table; other :meth:`scanner` options (``with_row_id``,
-        ...) pass through to a scanner, as in pylance.
+        """Read the rows into one ``pyarrow.Table``.
 
-        ``columns``: field paths (``"st.y"`` is a flat column), or a mapping of output names
-        to SQL expressions over the table's columns (``{"y": "x * 2"}``), as in pylance."""
+        Parameters
+        ----------
+        columns : list of str or dict of str to str, optional
+            The columns to return, in this order (default: every column). Either field
+            paths, a nested field giving a flat column named by its path (``"st.x"``), or a
+            mapping of output names to SQL expressions over the table's columns
+            (``{"id": "id", "twice": "id * 2"}``), as in pylance. ``[]`` returns the
+            rows without columns.
+        filter : str or pyarrow.compute.Expression, optional
+            Keep the rows for which it is true (null counts as false). A string is one SQL
+            expression in Lance's dialect, DataFusion's, which evaluates it:
+
+            * comparisons ``=``, ``<>`` (``!=``), ``<``, ``<=``, ``>``, ``>=``, combined
+              with ``AND``, ``OR``, ``NOT`` and brackets;
+            * ``id IN (1, 3)``, ``id NOT IN (...)``, ``id BETWEEN 2 AND 3``,
+              ``name LIKE 'b%'`` (``ILIKE``: any case), ``name IS NULL``,
+              ``name IS NOT NULL``, and DataFusion's functions (``lower(name) = 'ant'``);
+            * struct fields by their dotted path: ``st.x > 2``;
+            * literals keep their type, as in pylance: a literal that a column's type
+              cannot hold unchanged is refused, not cast (``id > '3'`` or ``id > 2.5`` on
+              an integer column is an ``InvalidExpressionError``); dates and times are
+              typed literals: ``day = date '2020-01-31'``,
+              ``ts > timestamp '2020-01-01 13:00:00'``.
+
+            Anything but exactly one expression (``1=0 UNION SELECT 3``, ``; DELETE``) is
+            refused. A ``pyarrow.compute.Expression`` (``pc.field("id") > 2``,
+            ``pc.field("st", "x") > 2``) is evaluated by Arrow. Either way the filter's
+            columns are read first and the others only for the rows it keeps.
+        limit, offset : int, optional
+            Skip the first ``offset`` rows that pass the filter, then return at most
+            ``limit`` rows (in table order).
+        output_encodings : dict of str to str, optional
+            The Arrow layout to return, by field path (``"name"``, nested ``"st.y"``, list
+            items ``"l.item"``, map parts ``"m.key"`` / ``"m.value"``). For this read it
+            takes precedence over the field's stored entry (recorded when the column was
+            created from another layout, or by :meth:`set_output_encoding`), which takes
+            precedence over the semantic type's default. The names:
+
+            - string: ``utf8`` (default), ``large_utf8``, ``utf8_view``,
+              ``dictionary:<key>:<value>``;
+            - binary: ``binary`` (default), ``large_binary``, ``binary_view``,
+              ``dictionary:<key>:<value>``;
+            - list: ``list`` (default), ``large_list``;
+            - decimal: ``decimal128`` (default up to precision 38), ``decimal256``;
+            - json: ``arrow.json`` (default), ``lance.json`` (the JSONB bytes).
+
+            ``<key>`` is ``int8`` ... ``int64`` or ``uint8`` ... ``uint64``, ``<value>`` a
+            plain layout of the family (``utf8`` / ``large_utf8``, ``binary`` /
+            ``large_binary``). Other types have one layout and take none, and so do
+            legacy tables (without semantic types).
+        batch_size : int, optional
+            Rows per batch read (default 262,144); the result is the same table.
+        **scanner_options
+            Other :meth:`scanner` options (``with_row_id=True``, ...) pass through to a
+            scanner, as in pylance.
+
+        Returns
+        -------
+        pyarrow.Table
+
+        Raises
+        ------
+        InvalidExpressionError
+            The filter or a projection is not one valid expression, the filter is not
+            boolean, or it compares a column with a literal of another type.
+        ColumnNotFoundError
+            A column or field path the table does not have.
+        InvalidOutputEncodingError
+            An output encoding invalid for its field, for a field that does not exist, or
+            on a legacy table.
+        OutputEncodingOverflowError
+            A value the requested layout cannot hold (2 GiB of text as ``utf8``).
+        TypeError, ValueError
+            An argument of the wrong type, a negative ``limit`` or ``offset``,
+            ``batch_size=0``.
+
+        Examples
+        --------
+        >>> import datetime, pyarrow as pa, pyarrow.compute as pc, lance_semantic as ls
+        >>> data = pa.table({
+        ...     "id": [1, 2, 3, 4],
+        ...     "name": ["ant", "bee", None, "cat"],
+        ...     "day": [datetime.date(2020, 1, d) for d in (1, 15, 31, 31)],
+        ...     "st": [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}],
+        ... })
+        >>> ds = ls.write_dataset(data, "t.lance", data_storage_version="2.3")
+        >>> ds.to_table(columns=["id", "st.x"], filter="id > 2").to_pydict()
+        {'id': [3, 4], 'st.x': [3, 4]}
+        >>> ds.to_table(columns={"id": "id", "twice": "id * 2"}, limit=2).to_pydict()
+        {'id': [1, 2], 'twice': [2, 4]}
+        >>> def ids(f):
+        ...     return ds.to_table(columns=["id"], filter=f)["id"].to_pylist()
+        >>> ids("id >= 2 AND name <> 'cat'"), ids("id = 1 OR NOT (id < 4)")
+        ([2], [1, 4])
+        >>> ids("id IN (1, 3)"), ids("id BETWEEN 2 AND 3"), ids("name LIKE 'b%'")
+        ([1, 3], [2, 3], [2])
+        >>> ids("name IS NULL"), ids("st.x > 2"), ids("day = date '2020-01-31'")
+        ([3], [3, 4], [3, 4])
+        >>> ids(pc.field("id") > 2), ids(pc.field("st", "x") < 2)
+        ([3, 4], [1])
+        >>> ids("id > '3'")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.InvalidExpressionError: invalid SQL expression "id > '3'": \
+the literal '3' (Utf8) cannot be compared with column 'id' of type int64 without changing \
+its value; pylance refuses it too: use a literal of the column's type
+        >>> ds.to_table(columns=["id"], offset=1, limit=2)["id"].to_pylist()
+        [2, 3]
+
+        Output encodings: the type's default, the field's entry, the request's override.
+
+        >>> data = pa.table({"s": pa.array(["a"], pa.large_string()), "t": ["b"]})
+        >>> ds = ls.write_dataset(data, "enc.lance", data_storage_version="2.3")
+        >>> ds.semantic_schema.field("s").output_encoding  # recorded from the input
+        'large_utf8'
+        >>> ds.to_table().schema.types
+        [DataType(large_string), DataType(string)]
+        >>> ds.to_table(output_encodings={"s": "utf8_view", "t": "dictionary:int8:utf8"}).schema
+        s: string_view
+        t: dictionary<values=string, indices=int8, ordered=0>
+        >>> ds.to_table(output_encodings={"t": "large_list"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.InvalidOutputEncodingError: field 't': invalid output encoding \
+'large_list': large_list is an output encoding of list, not of string (valid: utf8, ...)
+        """
         if scanner_options:
             return self.scanner(
                 columns,
@@ -306,7 +607,24 @@ class Dataset(pds.Dataset):
         columns: Columns | None = None,
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
-        """Rows at ``indices`` (offsets among the live rows, in the order given)."""
+        """Rows at ``indices`` (offsets among the live rows, in the order given), with
+        ``columns`` and ``output_encodings`` as for :meth:`to_table`; a nested path keeps
+        its enclosing struct (``st.y`` gives ``st: struct<y>``), as pylance's ``take``.
+
+        Raises
+        ------
+        ReadError
+            An index beyond the live rows.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.take([2, 0]).to_pydict()
+        {'id': [3, 1], 's': ['c', 'a']}
+        >>> ds.take([1], columns=["s"]).to_pydict()
+        {'s': ['b']}
+        """
         idx = args.check_row_indices("indices", indices)
         plan = self._plan(columns, None, output_encodings)
         readers = [
@@ -330,7 +648,22 @@ class Dataset(pds.Dataset):
     ) -> list[BlobFile | None]:
         """Seekable, read-only file objects over the bytes of ``blob_column`` at ``indices``
         (offsets among the live rows), row ``ids`` or row ``addresses`` (the same thing
-        without stable row ids), in the order given; None for null values (like pylance)."""
+        without stable row ids), in the order given; None for null values (like pylance).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world", None]}, schema=pa.schema([blob]))
+        >>> ds = ls.write_dataset(data, "clips.lance")
+        >>> first, missing = ds.take_blobs("clip", indices=[0, 1])
+        >>> first.size(), first.read(5), missing
+        (11, b'hello', None)
+        >>> with ds.take_blobs("clip", ids=[0])[0] as f:
+        ...     _ = f.seek(6)
+        ...     f.read()
+        b'world'
+        """
         args.check_str("blob_column", blob_column)
         for name, value in (("ids", ids), ("addresses", addresses), ("indices", indices)):
             if value is not None:
@@ -372,6 +705,20 @@ class Dataset(pds.Dataset):
             ``encoding`` is invalid for the field's semantic type or parameters (for example
             ``decimal128`` for precision 40), the field does not exist, or the table is a
             legacy table (output encodings apply to tables with semantic types only).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"s": ["a"]}), "t.lance", data_storage_version="2.3")
+        >>> ds.set_output_encoding("s", "large_utf8").schema.field("s").type
+        DataType(large_string)
+        >>> ds.set_output_encoding("s", None).schema.field("s").type, ds.version
+        (DataType(string), 3)
+        >>> ds.set_output_encoding("s", "decimal128")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.InvalidOutputEncodingError: field 's': invalid output encoding \
+'decimal128': decimal128 is an output encoding of decimal, not of string (valid: ...)
         """
         args.check_str("field_path", field_path)
         if encoding is not None:
@@ -396,29 +743,118 @@ class Dataset(pds.Dataset):
         return self
 
     def upgrade_semantic_types(self) -> Dataset:
-        """Upgrade this legacy table to semantic types (same as :func:`lance_semantic.upgrade`)."""
+        """Upgrade this legacy table to semantic types (same as
+        :func:`lance_semantic.upgrade`): one metadata-only commit; no-op on a flagged table.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"s": pa.array(["a"], pa.large_string())}), "t.lance")
+        >>> ds.semantic_schema.field("s").logical_type
+        'large_string'
+        >>> ds.upgrade_semantic_types().semantic_types, ds.version
+        (True, 2)
+        >>> ds.semantic_schema.field("s").logical_type, ds.schema.field("s").type
+        ('string', DataType(large_string))
+        """
         from .maintenance import upgrade_dataset
 
         return upgrade_dataset(self)
 
     # ---- writes ---------------------------------------------------------------------------
     def delete(self, predicate: Filter) -> DeleteResult:
-        """Delete the rows matching ``predicate`` (deletion files; no data file rewritten)."""
+        """Delete the rows matching ``predicate`` (a filter as for :meth:`to_table`):
+        deletion files are written, no data file is rewritten.
+
+        Returns
+        -------
+        DeleteResult
+            ``num_deleted_rows`` (also readable as ``result["num_deleted_rows"]``).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+        >>> ds.delete("id >= 2")
+        DeleteResult(num_deleted_rows=2)
+        >>> ds.to_table().to_pydict(), ds.version
+        ({'id': [1]}, 2)
+        """
         args.check_filter("predicate", predicate, optional=False)
         return mutations.delete(self, predicate)
 
     def update(self, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
-        """Set columns to SQL expressions on the rows matching ``where``."""
+        """Set columns to SQL expressions on the rows matching ``where`` (every row when
+        None); the rows are rewritten into new fragments.
+
+        Parameters
+        ----------
+        updates
+            Column name -> SQL expression over the row's columns (``{"n": "n + 1"}``).
+        where
+            A filter as for :meth:`to_table`.
+
+        Returns
+        -------
+        UpdateResult
+            ``num_rows_updated``.
+
+        Raises
+        ------
+        InvalidExpressionError
+            An expression that does not parse, or a value its column cannot hold.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.update({"s": "upper(s)", "id": "id * 10"}, where="id > 1")
+        UpdateResult(num_rows_updated=2)
+        >>> ds.to_table().to_pydict()
+        {'id': [1, 20, 30], 's': ['a', 'B', 'C']}
+        """
         args.check_str_mapping("updates", updates, values="SQL expression (str)", optional=False)
         args.check_filter("where", where)
         return mutations.update(self, updates, where)
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
-        """A builder for an upsert keyed on ``on`` (see :class:`MergeInsertBuilder`)."""
+        """A builder for an upsert keyed on the column(s) ``on`` (see
+        :class:`~lance_semantic.dataset.mutations.MergeInsertBuilder`).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "s": ["a", "b"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 3], "s": ["B", "c"]})
+        >>> (ds.merge_insert("id").when_matched_update_all()
+        ...    .when_not_matched_insert_all().execute(source))
+        MergeInsertResult(num_inserted_rows=1, num_updated_rows=1, num_deleted_rows=0)
+        >>> ds.to_table().sort_by("id").to_pydict()
+        {'id': [1, 2, 3], 's': ['a', 'B', 'c']}
+        """
         return MergeInsertBuilder(self, args.check_on(on, self.semantic_schema.names))
 
     def add_columns(self, transforms: Any, read_columns: Sequence[str] | None = None) -> Dataset:
-        """Add columns from SQL expressions, Arrow fields (all null) or a batch function."""
+        """Add columns, committing one new version.
+
+        Parameters
+        ----------
+        transforms
+            A mapping of new column names to SQL expressions over the existing columns, a
+            ``pyarrow.Field`` / ``Schema`` / list of fields (all null, no data written), or
+            a function from a ``RecordBatch`` of ``read_columns`` to a batch of new columns.
+        read_columns
+            The columns a function reads (default: all).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, pyarrow.compute as pc, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> ds.add_columns({"twice": "id * 2"}).to_table().to_pydict()
+        {'id': [1, 2], 'twice': [2, 4]}
+        >>> ds.add_columns(pa.field("note", pa.string())).to_table(columns=["note"]).to_pydict()
+        {'note': [None, None]}
+        >>> def plus(batch):
+        ...     return pa.record_batch([pc.add(batch["id"], 100)], names=["big"])
+        >>> ds.add_columns(plus, read_columns=["id"]).to_table(columns=["big"]).to_pydict()
+        {'big': [101, 102]}
+        """
         if isinstance(transforms, Mapping):
             args.check_str_mapping("transforms", transforms, values="SQL expression (str)")
         if read_columns is not None:
@@ -426,21 +862,67 @@ class Dataset(pds.Dataset):
         return evolution.add_columns(self, transforms, read_columns)
 
     def drop_columns(self, columns: Sequence[str]) -> Dataset:
+        """Remove columns (a metadata-only commit; indices on them go too).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1], "a": [2], "b": [3]}), "t.lance")
+        >>> ds.drop_columns(["a", "b"]).schema.names
+        ['id']
+        """
         args.check_column_names("columns", columns)
         return evolution.drop_columns(self, columns)
 
     def alter_columns(self, *alterations: Mapping[str, Any]) -> Dataset:
-        """Rename, change nullability or change the type of columns."""
+        """Rename, change nullability or change the type of columns: each alteration is a
+        mapping with ``"path"`` and any of ``"name"``, ``"nullable"``, ``"data_type"``.
+
+        Raises
+        ------
+        SchemaEvolutionError
+            A duplicate name, a cast that would lose values or that pylance refuses, nulls
+            in a column made non-nullable, a type change of an indexed column.
+        ColumnNotFoundError
+            A path the table does not have.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "n": [3, 4]}), "t.lance")
+        >>> ds.alter_columns({"path": "n", "name": "m", "data_type": pa.int32()}).schema
+        id: int64
+        m: int32
+        >>> ds.alter_columns({"path": "id", "nullable": False}).schema.field("id")
+        pyarrow.Field<id: int64 not null>
+        """
         return evolution.alter_columns(self, alterations)
 
     @property
     def optimize(self) -> DatasetOptimizer:
+        """Maintenance that rewrites data files without changing rows (``compact_files``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.optimize.compact_files().fragments_removed, len(ds.get_fragments())
+        (2, 1)
+        """
         return DatasetOptimizer(self)
 
     def insert(
         self, data: Any, *, mode: Literal["append", "overwrite"] = "append", **kwargs: Any
     ) -> Dataset:
-        """Append (or overwrite with) ``data`` and advance this handle to the new version."""
+        """Append (or overwrite with) ``data`` and advance this handle to the new version;
+        ``kwargs`` as for :func:`lance_semantic.write_dataset`.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.insert(pa.table({"id": [2, 3]})).to_table().to_pydict()
+        {'id': [1, 2, 3]}
+        >>> ds.insert(pa.table({"id": [9]}), mode="overwrite").to_table().to_pydict()
+        {'id': [9]}
+        >>> ds.version
+        3
+        """
         from .writing import write_dataset
 
         new = write_dataset(
@@ -455,7 +937,14 @@ class Dataset(pds.Dataset):
     # ---- everyday pylance verbs: tags, cleanup, head / sample, indices, stats ---------------
     @property
     def tags(self) -> Tags:
-        """The table's tags (``create``, ``update``, ``delete``, ``list``, ``get_version``)."""
+        """The table's tags (``create``, ``update``, ``delete``, ``list``, ``get_version``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.tags.create("v1")
+        >>> ds.tags.get_version("v1"), ls.dataset("t.lance", version="v1").version
+        (1, 1)
+        """
         return Tags(self)
 
     def cleanup_old_versions(
@@ -466,7 +955,35 @@ class Dataset(pds.Dataset):
         delete_unverified: bool = False,
         error_if_tagged_old_versions: bool = True,
     ) -> CleanupStats:
-        """Remove old versions and the files only they use (see ``dataset/cleanup.py``)."""
+        """Remove old versions and the files only they use, with pylance 14's rules (see
+        ``dataset/cleanup.py``).
+
+        Parameters
+        ----------
+        older_than
+            Remove versions committed before ``now - older_than`` (default: 14 days, when
+            ``retain_versions`` is not given either).
+        retain_versions
+            Keep at least this many of the newest versions.
+        delete_unverified
+            Also remove unreferenced files younger than 7 days (an unfinished write's).
+        error_if_tagged_old_versions
+            Raise ``TaggedVersionsCleanupError`` when a tagged version matches the policy
+            (else tagged versions are kept quietly).
+
+        Returns
+        -------
+        CleanupStats
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}), mode="overwrite")
+        >>> stats = ds.cleanup_old_versions(retain_versions=1)
+        >>> stats.old_versions, stats.data_files_removed, [v["version"] for v in ds.versions()]
+        (1, 1, [2])
+        """
         return cleanup_old_versions(
             self,
             older_than,
@@ -480,7 +997,18 @@ class Dataset(pds.Dataset):
     ) -> pa.Table:
         """``num_rows`` distinct random rows, drawn as pylance draws them (Python's
         ``random.sample``, so ``random.seed`` makes it repeatable); in row order when not
-        ``randomize_order``."""
+        ``randomize_order``.
+
+        >>> import random, pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3, 4]}), "t.lance")
+        >>> random.seed(1)
+        >>> ds.sample(2, randomize_order=False).num_rows
+        2
+        >>> ds.sample(5)
+        Traceback (most recent call last):
+        ...
+        ValueError: num_rows (5) is larger than the table's 4 rows
+        """
         n = args.check_int("num_rows", num_rows)
         ordered = not args.check_bool("randomize_order", randomize_order)
         total = self.count_rows()
@@ -490,35 +1018,81 @@ class Dataset(pds.Dataset):
         return self.take(sorted(indices) if ordered else indices, columns)
 
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
-        """The fragment with id ``fragment_id``, or None if this version has none."""
+        """The fragment with id ``fragment_id``, or None if this version has none.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> ds.get_fragment(0), ds.get_fragment(7)
+        (LanceFragment(id=0, physical_rows=2), None)
+        """
         wanted = args.check_int("fragment_id", fragment_id)
         found = [f for f in self._manifest.fragments if f.id == wanted]
         return LanceFragment(self, found[0]) if found else None
 
     def checkout_latest(self) -> Dataset:
-        """Move this handle to the latest version, in place (as pylance)."""
+        """Move this handle to the latest version, in place (as pylance).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> old = ls.dataset("t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> old.version, old.checkout_latest().version, old.count_rows()
+        (1, 2, 2)
+        """
         self._manifest = load_manifest(self._store)
         return self
 
     def get_version(self) -> Version:
-        """This version as :meth:`versions` lists it."""
+        """This version as :meth:`versions` lists it.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> v = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance").get_version()
+        >>> v["version"], v["metadata"]["total_rows"], sorted(v)
+        (1, '2', ['metadata', 'timestamp', 'version'])
+        """
         return version_entry(self._manifest)
 
     def version_refs(self) -> list[dict[str, int]]:
-        """``{"version": n}`` for every version, oldest first (no manifest is read)."""
+        """``{"version": n}`` for every version, oldest first (no manifest is read).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.insert(pa.table({"id": [2]})).version_refs()
+        [{'version': 1}, {'version': 2}]
+        """
         return [{"version": v} for v in sorted(list_versions(self._store))]
 
     def list_indices(self) -> list[IndexInformation]:
-        """The indices of this version (built by pylance), one entry per segment."""
+        """The indices of this version (built by pylance), one entry per segment:
+        ``name``, ``type``, ``uuid``, ``fields``, ``version``, ``fragment_ids``,
+        ``base_id``. lance-semantic builds none itself.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").list_indices()
+        []
+        """
         return list_indices(self._manifest)
 
     @property
     def has_index(self) -> bool:
+        """Whether this version has any index (see :meth:`list_indices`).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").has_index
+        False
+        """
         return bool(self._manifest.index_section) and bool(list_indices(self._manifest))
 
     @property
     def stats(self) -> LanceStats:
-        """``stats.dataset_stats()``: deleted rows, fragments, small files."""
+        """``stats.dataset_stats()``: deleted rows, fragments, small files.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> _ = ds.delete("id = 1")
+        >>> ds.stats.dataset_stats()
+        {'num_deleted_rows': 1, 'num_fragments': 1, 'num_small_files': 1}
+        """
         return LanceStats(self)
 
     # ---- scanners, engines and the rest of pyarrow's Dataset ----------------------------------
@@ -543,7 +1117,26 @@ class Dataset(pds.Dataset):
         ``with_row_address`` ``_rowaddr``. pylance's tuning options (``batch_readahead``,
         ``scan_in_order``, ...) are accepted and ignored; those of features not here
         (``nearest``, ``full_text_query``, ...) raise ``NotSupportedYetError`` unless left
-        at their default; other names are a ``TypeError``."""
+        at their default; other names are a ``TypeError``. ``columns``, ``filter``,
+        ``limit``, ``offset``, ``batch_size`` and ``output_encodings`` are those of
+        :meth:`to_table`; ``fragments`` restricts the scan to some fragments.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> sc = ds.scanner(columns=["s"], filter="id > 1", with_row_id=True)
+        >>> sc.projected_schema
+        s: string
+        _rowid: uint64
+        >>> sc.to_table().to_pydict(), sc.count_rows()
+        ({'s': ['b', 'c'], '_rowid': [1, 2]}, 2)
+        >>> ds.scanner(nearest={"column": "v", "q": [0.0], "k": 1})
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+vector search (nearest=)
+        """
         return make_scanner(
             self,
             columns,
@@ -562,32 +1155,89 @@ class Dataset(pds.Dataset):
         return self.scanner().__arrow_c_stream__(requested_schema)
 
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
-        """The first ``num_rows`` rows (``kwargs`` as for :meth:`scanner`)."""
+        """The first ``num_rows`` rows (``kwargs`` as for :meth:`scanner`).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+        >>> ds.head(2).to_pydict(), ds.head(1, filter="id > 1").to_pydict()
+        ({'id': [1, 2]}, {'id': [2]})
+        """
         return self.scanner(**kwargs).head(num_rows)
 
     @property
     def partition_expression(self) -> pc.Expression:
-        """Always true: a Lance table is not partitioned."""
+        """Always true: a Lance table is not partitioned.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").partition_expression
+        <pyarrow.compute.Expression true>
+        """
         return pc.scalar(True)
 
     def sort_by(self, sorting: str | list[tuple[str, str]], **kwargs: Any) -> pds.Dataset:
-        """pyarrow's ``sort_by``: the rows sorted, as a ``pyarrow.dataset.InMemoryDataset``."""
+        """pyarrow's ``sort_by``: the rows sorted, as a ``pyarrow.dataset.InMemoryDataset``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [2, 3, 1]}), "t.lance")
+        >>> ds.sort_by([("id", "descending")]).to_table().to_pydict()
+        {'id': [3, 2, 1]}
+        """
         return arrow_dataset.sort_by(self, sorting, **kwargs)
 
     def join(self, right_dataset: Any, keys: Any, *a: Any, **kwargs: Any) -> pds.Dataset:
-        """pyarrow's ``join`` over the rows read, as a ``pyarrow.dataset.InMemoryDataset``."""
+        """pyarrow's ``join`` over the rows read, as a ``pyarrow.dataset.InMemoryDataset``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "s": ["a", "b"]}), "t.lance")
+        >>> right = pa.table({"id": [2], "x": [20]})
+        >>> ds.join(right, "id", join_type="inner").to_table().to_pydict()
+        {'id': [2], 's': ['b'], 'x': [20]}
+        """
         return arrow_dataset.join(self, right_dataset, keys, *a, **kwargs)
 
     def join_asof(self, right_dataset: Any, *a: Any, **kwargs: Any) -> pds.Dataset:
-        """pyarrow's ``join_asof`` over the rows read, as an ``InMemoryDataset``."""
+        """pyarrow's ``join_asof`` over the rows read, as an ``InMemoryDataset``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"t": [1, 5], "k": [0, 0]}), "t.lance")
+        >>> right = pa.table({"t": [0, 4], "k": [0, 0], "v": ["p", "q"]})
+        >>> ds.join_asof(right, on="t", by="k", tolerance=-2).to_table().to_pydict()
+        {'t': [1, 5], 'k': [0, 0], 'v': ['p', 'q']}
+        """
         return arrow_dataset.join_asof(self, right_dataset, *a, **kwargs)
 
     def filter(self, expression: Any) -> pds.Dataset:
+        """Not supported: pass ``filter=`` to :meth:`scanner`, :meth:`to_table` or
+        :meth:`to_batches` instead.
+
+        >>> import pyarrow as pa, pyarrow.compute as pc, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> ds.filter(pc.field("id") > 1)
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+Dataset.filter (a pyarrow.dataset.Dataset method); pass filter= to scanner(), to_table() or \
+to_batches()
+        >>> ds.to_table(filter=pc.field("id") > 1).to_pydict()
+        {'id': [2]}
+        """
         raise arrow_dataset.not_supported(
             "filter", "pass filter= to scanner(), to_table() or to_batches()"
         )
 
     def replace_schema(self, schema: Any) -> pds.Dataset:
+        """Not supported: change columns with :meth:`alter_columns` or their read layout
+        with :meth:`set_output_encoding`.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.replace_schema(pa.schema([("id", pa.int32())]))
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+Dataset.replace_schema (a pyarrow.dataset.Dataset method); use alter_columns() or \
+set_output_encoding()
+        """
         raise arrow_dataset.not_supported(
             "replace_schema", "use alter_columns() or set_output_encoding()"
         )
