@@ -20,7 +20,15 @@ __all__ = ["LanceFragment"]
 
 
 class LanceFragment:
-    """One fragment: ``fragment_id``, ``metadata`` and reads restricted to its rows."""
+    """One fragment: ``fragment_id``, ``metadata`` and reads restricted to its rows.
+
+    Made by ``Dataset.get_fragments()`` and ``Dataset.get_fragment(id)``.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)
+    >>> ds.get_fragments()
+    [LanceFragment(id=0, physical_rows=2), LanceFragment(id=1, physical_rows=1)]
+    """
 
     def __init__(self, ds: Dataset, fragment: Fragment) -> None:
         self._ds = ds
@@ -28,17 +36,53 @@ class LanceFragment:
 
     @property
     def fragment_id(self) -> int:
+        """The fragment's id, unique within the table (never reused).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
+        >>> ds = ls.write_dataset(data, "t.lance", max_rows_per_file=2)
+        >>> [f.fragment_id for f in ds.get_fragments()]
+        [0, 1]
+        """
         return self._fragment.id
 
     @property
     def metadata(self) -> Fragment:
+        """The fragment as the manifest records it: data files, deletion file, row count.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
+        >>> ds = ls.write_dataset(data, "t.lance", max_rows_per_file=2)
+        >>> meta = ds.get_fragment(0).metadata
+        >>> meta.id, meta.physical_rows, len(meta.files), meta.deletion_file
+        (0, 2, 1, None)
+        """
         return self._fragment
 
     @property
     def physical_rows(self) -> int:
+        """Rows stored in the fragment's data files, deleted ones included.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
+        >>> ds = ls.write_dataset(data, "t.lance", max_rows_per_file=2)
+        >>> _ = ds.delete("id = 1")
+        >>> ds.get_fragment(0).physical_rows, ds.get_fragment(0).count_rows()
+        (2, 1)
+        """
         return self._fragment.physical_rows
 
     def count_rows(self, filter: str | None = None) -> int:
+        """Live rows of the fragment, or those matching ``filter`` (as for
+        ``Dataset.to_table``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
+        >>> ds = ls.write_dataset(data, "t.lance", max_rows_per_file=2)
+        >>> frag = ds.get_fragment(0)
+        >>> frag.count_rows(), frag.count_rows("id > 1")
+        (2, 1)
+        """
         return sum(b.num_rows for b in self.to_batches(columns=[], filter=filter))
 
     def to_batches(
@@ -48,6 +92,15 @@ class LanceFragment:
         output_encodings: Mapping[str, str] | None = None,
         batch_size: int | None = None,
     ) -> pa.RecordBatchReader:
+        """An iterator of the fragment's rows as record batches (arguments as for
+        ``Dataset.to_batches``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
+        >>> ds = ls.write_dataset(data, "t.lance", max_rows_per_file=2)
+        >>> [b.to_pydict() for b in ds.get_fragment(0).to_batches(columns=["s"], batch_size=1)]
+        [{'s': ['a']}, {'s': ['b']}]
+        """
         it = self._ds.to_batches(
             columns=columns,
             filter=filter,
@@ -63,6 +116,16 @@ class LanceFragment:
         filter: str | None = None,
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
+        """The fragment's rows as one table (arguments as for ``Dataset.to_table``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
+        >>> ds = ls.write_dataset(data, "t.lance", max_rows_per_file=2)
+        >>> ds.get_fragment(1).to_table().to_pydict()
+        {'id': [3], 's': ['c']}
+        >>> ds.get_fragment(0).to_table(filter="id > 5").num_rows
+        0
+        """
         batches = list(self.to_batches(columns, filter, output_encodings, batch_size=65536))
         if batches:
             return pa.Table.from_batches(batches)
@@ -74,7 +137,15 @@ class LanceFragment:
         columns: Columns | None = None,
         output_encodings: Mapping[str, str] | None = None,
     ) -> pa.Table:
-        """Rows at offsets among this fragment's live rows."""
+        """Rows at offsets among this fragment's live rows (``columns`` and
+        ``output_encodings`` as for ``Dataset.take``); ``ReadError`` beyond them.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
+        >>> ds = ls.write_dataset(data, "t.lance", max_rows_per_file=2)
+        >>> ds.get_fragment(0).take([1], columns=["s"]).to_pydict()
+        {'s': ['b']}
+        """
         from ..read.scan import FragmentReader
         from .scan import take_rows
 

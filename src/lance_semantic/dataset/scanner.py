@@ -86,6 +86,16 @@ class Scanner(pds.Scanner):
     Made by :meth:`Dataset.scanner`. ``pyarrow.dataset.Scanner`` is its base so that DuckDB
     reads it like pyarrow's own (``duckdb.sql("SELECT * FROM scanner")``); every method of
     the base is defined here (the base's own would touch a C++ scanner there is none of).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+    >>> sc = ds.scanner(columns=["s"], filter="id >= 2")
+    >>> sc
+    Scanner(uri='t.lance', version=1, columns=['s'])
+    >>> sc.to_table().to_pydict()
+    {'s': ['b', 'c']}
     """
 
     def __init__(
@@ -113,7 +123,14 @@ class Scanner(pds.Scanner):
     # ---- schemas ------------------------------------------------------------------------
     @property
     def projected_schema(self) -> pa.Schema:
-        """The schema of the batches this scan returns."""
+        """The schema of the batches this scan returns.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.scanner(columns=["s"], with_row_address=True).projected_schema
+        s: string
+        _rowaddr: uint64
+        """
         schema = self._plan.output_schema
         for name in self._row_columns:
             schema = schema.append(pa.field(name, pa.uint64()))
@@ -121,20 +138,46 @@ class Scanner(pds.Scanner):
 
     @property
     def dataset_schema(self) -> pa.Schema:
-        """The schema of the dataset version scanned (as ``Dataset.schema``)."""
+        """The schema of the dataset version scanned (as ``Dataset.schema``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.scanner(columns=["s"]).dataset_schema
+        id: int64
+        s: string
+        """
         return self._ds.schema
 
     # ---- reads --------------------------------------------------------------------------
     def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """Stream the rows in batches of at most ``batch_size`` rows."""
+        """Stream the rows in batches of at most ``batch_size`` rows.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> [b.num_rows for b in ds.scanner(batch_size=2).to_batches()]
+        [2, 1]
+        """
         return self._run(self._batch_size)
 
     def to_reader(self) -> pa.RecordBatchReader:
-        """The rows as a streaming ``pyarrow.RecordBatchReader``."""
+        """The rows as a streaming ``pyarrow.RecordBatchReader``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> reader = ds.scanner(columns=["id"], limit=2).to_reader()
+        >>> reader.schema, reader.read_all().to_pydict()
+        (id: int64, {'id': [1, 2]})
+        """
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
     def to_table(self) -> pa.Table:
-        """Read the rows into one table."""
+        """Read the rows into one table.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.scanner(filter="s <> 'b'", offset=1).to_table().to_pydict()
+        {'id': [3], 's': ['c']}
+        """
         batches = list(self._run(self._batch_size or TABLE_BATCH))
         return pa.Table.from_batches(batches, schema=self.projected_schema)
 
@@ -142,14 +185,28 @@ class Scanner(pds.Scanner):
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
     def head(self, num_rows: int) -> pa.Table:
-        """The first ``num_rows`` rows of the scan."""
+        """The first ``num_rows`` rows of the scan.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.scanner(columns=["s"], filter="id > 1").head(1).to_pydict()
+        {'s': ['b']}
+        """
         n = args.check_int("num_rows", num_rows)
         limit = n if self._limit is None else min(n, self._limit)
         batches = list(self._run(self._batch_size or TABLE_BATCH, limit=limit))
         return pa.Table.from_batches(batches, schema=self.projected_schema)
 
     def take(self, indices: Sequence[int] | np.ndarray | pa.Array) -> pa.Table:
-        """Rows at ``indices`` of the scan's result (offsets into the rows it returns)."""
+        """Rows at ``indices`` of the scan's result (offsets into the rows it returns).
+
+        Raises ``IndexError`` for an index beyond the scan's rows.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.scanner(filter="id > 1").take([1, 0]).to_pydict()
+        {'id': [3, 2], 's': ['c', 'b']}
+        """
         idx = args.check_row_indices("indices", indices)
         table = self.to_table()
         if len(idx) and (idx.min() < 0 or idx.max() >= table.num_rows):
@@ -159,7 +216,13 @@ class Scanner(pds.Scanner):
 
     def count_rows(self) -> int:
         """How many rows the scan returns (its filter, offset and limit applied); without
-        a filter only the fragments' row counts are read."""
+        a filter only the fragments' row counts are read.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.scanner().count_rows(), ds.scanner(filter="id > 1", limit=1).count_rows()
+        (3, 1)
+        """
         schema = self._ds.semantic_schema
         if self._plan.predicate is None:
             total = sum(
@@ -177,20 +240,67 @@ class Scanner(pds.Scanner):
         return total if self._limit is None else min(total, self._limit)
 
     def scan_batches(self) -> Iterator[Any]:
+        """Not supported yet (pyarrow's batches tagged with their fragment): use
+        :meth:`to_batches`.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.scanner().scan_batches()
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+Scanner.scan_batches (batches tagged with their fragment); use to_batches()
+        """
         raise NotSupportedYetError(
             "Scanner.scan_batches (batches tagged with their fragment); use to_batches()"
         )
 
     @staticmethod
     def from_dataset(*args: Any, **kwargs: Any) -> Scanner:
+        """Not supported: make a scanner with ``Dataset.scanner(...)``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ls.Scanner.from_dataset(ds)
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+Scanner.from_dataset; use Dataset.scanner(...)
+        >>> ds.scanner(columns=["id"]).to_table().num_rows
+        3
+        """
         raise NotSupportedYetError("Scanner.from_dataset; use Dataset.scanner(...)")
 
     @staticmethod
     def from_fragment(*args: Any, **kwargs: Any) -> Scanner:
+        """Not supported: scan some fragments with ``Dataset.scanner(fragments=[...])``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)
+        >>> ls.Scanner.from_fragment(ds.get_fragments()[1])
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+Scanner.from_fragment; use Dataset.scanner(fragments=[...])
+        >>> ds.scanner(fragments=ds.get_fragments()[1:]).to_table().to_pydict()
+        {'id': [3]}
+        """
         raise NotSupportedYetError("Scanner.from_fragment; use Dataset.scanner(fragments=[...])")
 
     @staticmethod
     def from_batches(*args: Any, **kwargs: Any) -> Scanner:
+        """Not supported: write the batches to a dataset, then scan it.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> batch = pa.record_batch({"id": [1, 2]})
+        >>> ls.Scanner.from_batches([batch])
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+Scanner.from_batches; write the batches to a dataset first
+        >>> ls.write_dataset([batch], "t.lance").scanner().count_rows()
+        2
+        """
         raise NotSupportedYetError("Scanner.from_batches; write the batches to a dataset first")
 
     def __reduce__(self) -> tuple[Any, ...]:
