@@ -39,10 +39,28 @@ def freeze_metadata(
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One field of the table schema.
+    """One field of the table schema (``lance.file.Field`` of the manifest).
 
-    ``logical_type`` is the string stored on disk. ``path`` is the dotted path from the top
-    level (``s.x``, ``l.item``, ``m.entries.key``). ``children`` follow Arrow child order.
+    ``name``, the field ``id`` and its ``parent_id`` (-1 at the top level) as stored;
+    ``logical_type`` is the string stored on disk (``string``, ``decimal:10:2``,
+    ``struct``); ``nullable``; ``metadata`` the field's key-value metadata (``str`` ->
+    ``bytes``, the output encoding among it); ``extension_name`` the manifest's extension
+    slot; ``encoding``, ``dictionary`` and the ``unenforced_*`` key positions are kept as
+    stored. ``path`` is the dotted path from the top level (``s.x``, ``l.item``,
+    ``m.entries.key``). ``children`` follow Arrow child order.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> data = pa.table({"price": pa.array([1], pa.decimal128(10, 2)), "tags": [["a"]]})
+    >>> schema = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+    >>> price = schema.field("price")
+    >>> price.name, price.id, price.parent_id, price.logical_type, price.nullable
+    ('price', 0, -1, 'decimal:10:2', True)
+    >>> [(f.path, f.id, f.parent_id, f.logical_type) for f in schema.field("tags").walk()]
+    [('tags', 1, -1, 'list'), ('tags.item', 2, 1, 'string')]
+    >>> ls.Field("n", 0, -1, "int64").path  # paths are set by TableSchema.of / from_flat
+    ''
     """
 
     name: str
@@ -64,7 +82,14 @@ class Field:
     @property
     def arrow_extension_name(self) -> str | None:
         """The extension in the Arrow slot: ``extension_name``, else the field's
-        ``ARROW:extension:name`` metadata (pylance records it in one or both)."""
+        ``ARROW:extension:name`` metadata (pylance records it in one or both).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"j": pa.array(['{"a": 1}'], pa.json_(pa.string())), "s": ["x"]})
+        >>> schema = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> schema.field("j").arrow_extension_name, schema.field("s").arrow_extension_name
+        ('lance.json', None)
+        """
         if self.extension_name:
             return self.extension_name
         raw = self.metadata.get("ARROW:extension:name")
@@ -73,29 +98,70 @@ class Field:
     @property
     def semantic_type(self) -> SemanticType:
         """The value domain this field's ``logical_type`` (and blob markers) name; its
-        ``str()`` is the canonical name (``large_string`` -> ``string``)."""
+        ``str()`` is the canonical name (``large_string`` -> ``string``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"s": pa.array(["a"], pa.large_string())})
+        >>> field = ls.write_dataset(data, "t.lance").semantic_schema.field("s")
+        >>> field.logical_type, str(field.semantic_type), field.semantic_type
+        ('large_string', 'string', String())
+        """
         from .semantic import semantic_type_of  # the semantic layer builds on this module
 
         return semantic_type_of(self)
 
     def with_children(self, children: Sequence[Field]) -> Field:
+        """This field with other ``children`` (paths are not recomputed: build the schema
+        with :meth:`TableSchema.of` for that).
+
+        >>> import lance_semantic as ls
+        >>> st = ls.Field("st", 0, -1, "struct")
+        >>> [c.name for c in st.with_children([ls.Field("x", 1, 0, "int64")]).children]
+        ['x']
+        """
         return replace(self, children=tuple(children))
 
     def walk(self) -> Iterator[Field]:
-        """This field and all its descendants, in pre-order."""
+        """This field and all its descendants, in pre-order.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> [f.path for f in ts.field("st").walk()]
+        ['st', 'st.x', 'st.s']
+        """
         yield self
         for child in self.children:
             yield from child.walk()
 
     @property
     def output_encoding(self) -> str | None:
+        """The field's stored output encoding entry (``lance-schema:output-encoding``), or
+        None: reads then return the semantic type's default layout.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"a": pa.array(["x"], pa.large_string()), "b": ["y"]})
+        >>> schema = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> schema.field("a").output_encoding, schema.field("b").output_encoding
+        ('large_utf8', None)
+        """
         raw = self.metadata.get("lance-schema:output-encoding")
         return raw.decode() if raw is not None else None
 
 
 @dataclass(frozen=True)
 class TableSchema:
-    """The immutable field tree of a table plus its schema metadata."""
+    """The immutable field tree of a table plus its schema metadata.
+
+    ``fields`` are the top-level fields; iterating gives every field in pre-order and
+    ``len()`` counts the top-level ones. ``Dataset.semantic_schema`` is one.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}]})
+    >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+    >>> len(ts), [f.path for f in ts], [f.logical_type for f in ts]
+    (2, ['id', 'st', 'st.x', 'st.s'], ['int64', 'struct', 'int64', 'string'])
+    """
 
     fields: tuple[Field, ...]
     metadata: Mapping[str, bytes] = field(default_factory=lambda: EMPTY_METADATA)
@@ -104,7 +170,13 @@ class TableSchema:
     def from_flat(
         cls, flat: Sequence[Field], metadata: Mapping[str, bytes] = EMPTY_METADATA
     ) -> TableSchema:
-        """Build the tree from a pre-order list linked by ``parent_id`` (children ignored)."""
+        """Build the tree from a pre-order list linked by ``parent_id`` (children ignored).
+
+        >>> import lance_semantic as ls
+        >>> flat = [ls.Field("st", 0, -1, "struct"), ls.Field("x", 1, 0, "int64")]
+        >>> [f.path for f in ls.TableSchema.from_flat(flat)]
+        ['st', 'st.x']
+        """
         by_parent: dict[int, list[Field]] = {}
         for f in flat:
             by_parent.setdefault(f.parent_id, []).append(f)
@@ -121,7 +193,13 @@ class TableSchema:
     def of(
         cls, fields: Sequence[Field], metadata: Mapping[str, bytes] = EMPTY_METADATA
     ) -> TableSchema:
-        """Build from top-level fields, (re)computing every ``path``."""
+        """Build from top-level fields, (re)computing every ``path``.
+
+        >>> import lance_semantic as ls
+        >>> st = ls.Field("st", 0, -1, "struct", children=(ls.Field("x", 1, 0, "int64"),))
+        >>> [f.path for f in ls.TableSchema.of([st])]
+        ['st', 'st.x']
+        """
 
         def fix(f: Field, prefix: str) -> Field:
             path = f"{prefix}.{f.name}" if prefix else f.name
@@ -130,7 +208,14 @@ class TableSchema:
         return cls(tuple(fix(f, "") for f in fields), metadata)
 
     def flatten(self) -> list[Field]:
-        """All fields in pre-order, as a manifest stores them."""
+        """All fields in pre-order, as a manifest stores them.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> [(f.id, f.parent_id, f.name) for f in ts.flatten()]
+        [(0, -1, 'id'), (1, -1, 'st'), (2, 1, 'x'), (3, 1, 's'), (4, -1, 'l'), (5, 4, 'item')]
+        """
         return [f for top in self.fields for f in top.walk()]
 
     def __iter__(self) -> Iterator[Field]:
@@ -173,13 +258,36 @@ class TableSchema:
         return found
 
     def field_by_id(self, field_id: int) -> Field:
+        """The field with id ``field_id`` at any depth; ``KeyError`` if there is none.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> ts.field_by_id(2).path, ts.field_by_id(5).path
+        ('st.x', 'l.item')
+        """
         return self._by_id[field_id]
 
     def has_id(self, field_id: int) -> bool:
+        """Whether a field of the schema has id ``field_id``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> ts.has_id(5), ts.has_id(6)
+        (True, False)
+        """
         return field_id in self._by_id
 
     def top_level_of(self, field_id: int) -> Field | None:
-        """The top-level field containing ``field_id`` (or None if the id is not in the schema)."""
+        """The top-level field containing ``field_id`` (or None if the id is not in the schema).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> ts.top_level_of(3).name, ts.top_level_of(0).name, ts.top_level_of(9)
+        ('st', 'id', None)
+        """
         f = self._by_id.get(field_id)
         while f is not None and f.parent_id != -1:
             f = self._by_id.get(f.parent_id)
@@ -187,14 +295,37 @@ class TableSchema:
 
     @property
     def names(self) -> list[str]:
+        """The names of the top-level fields, in order.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> ts.names
+        ['id', 'st', 'l']
+        """
         return [f.name for f in self.fields]
 
     @property
     def max_field_id(self) -> int:
+        """The largest field id in the schema (-1 when it has no field).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> ts.max_field_id, ls.TableSchema(()).max_field_id
+        (5, -1)
+        """
         return max((f.id for f in self), default=-1)
 
     def select(self, names: Sequence[str]) -> TableSchema:
-        """A schema of the named top-level fields, in the given order."""
+        """A schema of the named top-level fields, in the given order.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1], "st": [{"x": 1, "s": "a"}], "l": [["a"]]})
+        >>> ts = ls.write_dataset(data, "t.lance", data_storage_version="2.3").semantic_schema
+        >>> ts.select(["l", "id"]).names
+        ['l', 'id']
+        """
         by_name = {f.name: f for f in self.fields}
         return TableSchema(tuple(by_name[n] for n in names), self.metadata)
 
