@@ -55,7 +55,16 @@ __all__ = ["Problem", "CheckReport", "check"]
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One thing wrong with a table: a stable ``code`` (e.g. ``missing-file``), the file or
-    field ``path`` it is about, and a ``message`` a person can act on."""
+    field ``path`` it is about, and a ``message`` a person can act on.
+
+    >>> import os, pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> for name in os.listdir("t.lance/data"):
+    ...     os.remove(f"t.lance/data/{name}")
+    >>> problem = ls.check("t.lance").problems[0]
+    >>> problem.code, problem.path.startswith(os.path.abspath("t.lance/data")), problem.message
+    ('missing-file', True, 'referenced by the manifest, absent')
+    """
 
     code: str
     path: str
@@ -67,7 +76,18 @@ class Problem:
 
 @dataclass(frozen=True, slots=True)
 class CheckReport:
-    """What :func:`check` found: ``ok`` when ``problems`` is empty."""
+    """What :func:`check` found: ``ok`` when ``problems`` is empty; ``uri`` is the table
+    checked, ``version`` the version (None when there is no table).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> report = ls.check("t.lance")
+    >>> report.ok, report.version, report.problems
+    (True, 1, ())
+    >>> print(ls.check("nowhere.lance"))  # doctest: +ELLIPSIS
+    /.../nowhere.lance version None: 1 problem(s)
+    not-a-table: /.../nowhere.lance: no manifest under _versions/
+    """
 
     uri: str
     version: int | None
@@ -75,9 +95,25 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
+        """True when no problem was found.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ls.check("t.lance").ok, ls.check("t.lance", version=2).ok
+        (True, False)
+        """
         return not self.problems
 
     def to_dict(self) -> dict[str, object]:
+        """The report as plain data: ``uri``, ``version``, ``ok``, ``problems`` (each a
+        dict of ``code``, ``path``, ``message``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> report = ls.check("t.lance", version=3).to_dict()
+        >>> report["ok"], [p["code"] for p in report["problems"]]
+        (False, ['version-missing'])
+        """
         return {
             "uri": self.uri,
             "version": self.version,
@@ -88,6 +124,13 @@ class CheckReport:
         }
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as JSON (what ``lance-semantic check --json`` prints).
+
+        >>> import json, pyarrow as pa, lance_semantic as ls
+        >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> json.loads(ls.check("t.lance").to_json())["ok"]
+        True
+        """
         return json.dumps(self.to_dict())
 
     def __str__(self) -> str:
@@ -116,6 +159,17 @@ def check(
     -------
     CheckReport
         ``.ok``, and ``.problems`` (each with ``.code``, ``.path``, ``.message``).
+
+    Examples
+    --------
+    >>> import os, pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> ls.check("t.lance").ok
+    True
+    >>> for name in os.listdir("t.lance/data"):
+    ...     os.remove(f"t.lance/data/{name}")
+    >>> [p.code for p in ls.check("t.lance").problems]
+    ['missing-file']
     """
     uri = check_uri("uri", uri)
     version = check_version(version)
