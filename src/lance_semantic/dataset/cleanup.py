@@ -57,7 +57,20 @@ _INDICES_DIR = "_indices"
 @dataclass(frozen=True, slots=True)
 class CleanupStats:
     """What :meth:`Dataset.cleanup_old_versions` removed (pylance's ``CleanupStats``):
-    ``bytes_removed`` counts every removed file, ``old_versions`` the removed manifests."""
+    ``bytes_removed`` counts every removed file, ``old_versions`` the removed manifests;
+    the other counts are the data, transaction, index and deletion files removed, and the
+    deletes that failed.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> _ = ds.delete("id = 1")
+    >>> _ = ds.insert(pa.table({"id": [3]}), mode="overwrite")
+    >>> stats = ds.cleanup_old_versions(retain_versions=1)
+    >>> stats.old_versions, stats.data_files_removed, stats.deletion_files_removed
+    (2, 1, 1)
+    >>> stats.transaction_files_removed, stats.failed_deletes, stats.bytes_removed > 0
+    (2, 0, True)
+    """
 
     bytes_removed: int = 0
     old_versions: int = 0

@@ -45,7 +45,24 @@ def upgrade_dataset(ds: Dataset) -> Dataset:
 def upgrade(
     uri: str | os.PathLike[str], *, storage_options: Mapping[str, str] | None = None
 ) -> Dataset:
-    """Open the table at ``uri`` and upgrade it (see :func:`upgrade_dataset`)."""
+    """Open the table at ``uri`` and upgrade it to semantic types in one metadata-only
+    commit (see :func:`upgrade_dataset`); a flagged table is left as it is.
+
+    Returns
+    -------
+    Dataset
+        The table at its new version.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"s": pa.array(["a"], pa.large_string())}), "t.lance")
+    >>> ds = ls.upgrade("t.lance")
+    >>> ds.semantic_types, ds.version, ds.semantic_schema.field("s").output_encoding
+    (True, 2, 'large_utf8')
+    >>> ls.upgrade("t.lance").version  # already upgraded: nothing committed
+    2
+    """
     from .dataset import dataset
 
     return upgrade_dataset(dataset(uri, storage_options=storage_options))

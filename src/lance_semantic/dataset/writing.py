@@ -97,6 +97,27 @@ def write_dataset(
         ``mode="create"`` over an existing table.
     SchemaMismatchError
         Appended data whose types differ from the table's (legacy rule: exact Arrow types).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> ds.version, ds.count_rows(), ds.semantic_types
+    (1, 2, False)
+    >>> ls.write_dataset(pa.table({"id": [3]}), "t.lance", mode="append").count_rows()
+    3
+    >>> ls.write_dataset(pa.table({"id": [3]}), "t.lance")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    lance_semantic.errors.DatasetExistsError: Dataset already exists: t.lance (use ...)
+
+    Data storage 2.3 makes a table with semantic types: appends may bring any accepted
+    layout of a column's type.
+
+    >>> ds = ls.write_dataset(pa.table({"s": ["a"]}), "s.lance", data_storage_version="2.3")
+    >>> large = pa.table({"s": pa.array(["b"], pa.large_string())})
+    >>> ls.write_dataset(large, "s.lance", mode="append").to_table().to_pydict()
+    {'s': ['a', 'b']}
     """
     from .dataset import Dataset
 
