@@ -70,6 +70,13 @@ class _Counts:
     __slots__ = ()
 
     def keys(self) -> list[str]:
+        """The counts' names, so that the result reads like pylance's dict.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> result = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance").delete("id > 0")
+        >>> result.keys(), result["num_deleted_rows"], dict(result)
+        (['num_deleted_rows'], 2, {'num_deleted_rows': 2})
+        """
         return [f.name for f in fields(self)]  # type: ignore[arg-type]
 
     def __getitem__(self, key: str) -> int:
@@ -97,11 +104,30 @@ class DeleteResult(_Counts):
 
 @dataclass(frozen=True, slots=True)
 class UpdateResult(_Counts):
+    """What ``Dataset.update`` did: ``num_rows_updated`` (also ``result["..."]``).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+    >>> result = ds.update({"id": "id + 10"}, where="id < 3")
+    >>> result.num_rows_updated, dict(result)
+    (2, {'num_rows_updated': 2})
+    """
+
     num_rows_updated: int
 
 
 @dataclass(frozen=True, slots=True)
 class MergeInsertResult(_Counts):
+    """What a merge_insert did: rows inserted, updated and deleted (also by key).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> result = ds.merge_insert("id").when_not_matched_insert_all().execute(
+    ...     pa.table({"id": [2, 3]}))
+    >>> result.num_inserted_rows, result["num_updated_rows"], result.num_deleted_rows
+    (1, 0, 0)
+    """
+
     num_inserted_rows: int
     num_updated_rows: int
     num_deleted_rows: int
@@ -328,6 +354,20 @@ class MergeInsertBuilder:
     these three calls wins, as in pylance; source rows that match nothing can be inserted
     (:meth:`when_not_matched_insert_all`); target rows that match no source row can be
     deleted (:meth:`when_not_matched_by_source_delete`).
+
+    Made by ``Dataset.merge_insert(on)``; each ``when_*`` call returns the builder, and
+    :meth:`execute` commits one version.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+    >>> source = pa.table({"id": [2, 4], "s": ["B", "d"]})
+    >>> builder = ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+    >>> builder.execute(source)
+    MergeInsertResult(num_inserted_rows=1, num_updated_rows=1, num_deleted_rows=0)
+    >>> ds.to_table().sort_by("id").to_pydict()
+    {'id': [1, 2, 3, 4], 's': ['a', 'B', 'c', 'd']}
     """
 
     def __init__(self, ds: Dataset, on: str | Sequence[str]) -> None:
@@ -341,7 +381,17 @@ class MergeInsertBuilder:
 
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
         """Replace matched target rows by their source row; with ``condition`` (SQL naming
-        ``target.<column>`` and ``source.<column>``) only the pairs that satisfy it."""
+        ``target.<column>`` and ``source.<column>``) only the pairs that satisfy it.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 4], "s": ["B", "d"]})
+        >>> ds.merge_insert("id").when_matched_update_all("target.s < source.s").execute(
+        ...     pa.table({"id": [1, 2], "s": ["0", "z"]})).num_updated_rows
+        1
+        >>> ds.to_table().sort_by("id").to_pydict()
+        {'id': [1, 2, 3], 's': ['a', 'z', 'c']}
+        """
         check_optional_str("condition", condition)
         self._matched = "update"
         self._condition = MatchCondition(condition) if condition is not None else None
@@ -349,7 +399,16 @@ class MergeInsertBuilder:
 
     def when_matched_delete(self) -> MergeInsertBuilder:
         """Delete the target rows that a source row matches (that source row is then
-        neither inserted nor used)."""
+        neither inserted nor used).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 4], "s": ["B", "d"]})
+        >>> ds.merge_insert("id").when_matched_delete().execute(source)
+        MergeInsertResult(num_inserted_rows=0, num_updated_rows=0, num_deleted_rows=1)
+        >>> ds.to_table().to_pydict()
+        {'id': [1, 3], 's': ['a', 'c']}
+        """
         self._matched = "delete"
         self._condition = None
         return self
@@ -357,16 +416,50 @@ class MergeInsertBuilder:
     def when_matched_fail(self) -> MergeInsertBuilder:
         """Refuse the whole merge, committing nothing, if any source row matches a target
         row (:class:`~lance_semantic.errors.MatchedRowError`): an insert-only merge that
-        must not meet existing keys."""
+        must not meet existing keys.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 4], "s": ["B", "d"]})
+        >>> ds.merge_insert("id").when_matched_fail().when_not_matched_insert_all().execute(
+        ...     source)
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.MatchedRowError: merge_insert with when_matched_fail: a source \
+row matches an existing row with key values id = 2; nothing was committed
+        >>> ds.version
+        1
+        """
         self._matched = "fail"
         self._condition = None
         return self
 
     def when_not_matched_insert_all(self) -> MergeInsertBuilder:
+        """Insert the source rows that match no target row.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 4], "s": ["B", "d"]})
+        >>> ds.merge_insert("id").when_not_matched_insert_all().execute(source)
+        MergeInsertResult(num_inserted_rows=1, num_updated_rows=0, num_deleted_rows=0)
+        >>> ds.to_table().to_pydict()
+        {'id': [1, 2, 3, 4], 's': ['a', 'b', 'c', 'd']}
+        """
         self._insert = True
         return self
 
     def when_not_matched_by_source_delete(self, expr: str | None = None) -> MergeInsertBuilder:
+        """Delete the target rows that match no source row; with ``expr`` (a SQL filter
+        over the target's columns) only those of them that satisfy it.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 4], "s": ["B", "d"]})
+        >>> ds.merge_insert("id").when_not_matched_by_source_delete("id > 2").execute(source)
+        MergeInsertResult(num_inserted_rows=0, num_updated_rows=0, num_deleted_rows=1)
+        >>> ds.to_table().to_pydict()
+        {'id': [1, 2], 's': ['a', 'b']}
+        """
         check_optional_str("expr", expr)
         self._delete = True
         self._delete_expr = expr
@@ -375,8 +468,42 @@ class MergeInsertBuilder:
     def execute(self, data: Any) -> MergeInsertResult:
         """Apply the merge with ``data`` as the source and commit one ``Update``.
 
-        Raises ``ValueError`` when no ``when_*`` clause was chosen (the merge could change
-        nothing; pylance refuses it the same way) before reading ``data``.
+        ``data`` is anything ``write_dataset`` takes (a table, batches, a reader, ...),
+        read into memory; its columns are matched by name (a subset of the table's keeps
+        the other columns of updated rows).
+
+        Returns
+        -------
+        MergeInsertResult
+
+        Raises
+        ------
+        ValueError
+            No ``when_*`` clause was chosen (the merge could change nothing; pylance refuses
+            it the same way), before reading ``data``.
+        DuplicateKeyError
+            The source holds a key more than once.
+        MatchedRowError
+            ``when_matched_fail`` and a source row matches.
+        SchemaMismatchError
+            Source columns of other types than the table's.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 4], "s": ["B", "d"]})
+        >>> ds.merge_insert("id").execute(source)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: merge_insert is not configured to change the data in any way: ...
+        >>> ds.merge_insert("id").when_not_matched_insert_all().execute(
+        ...     pa.table({"id": [8, 8], "s": ["x", "y"]}))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.DuplicateKeyError: merge_insert source has duplicate values ...
+        >>> ds.merge_insert("id").when_matched_update_all().execute(source).num_updated_rows
+        1
         """
         if not (self._matched in ("update", "delete") or self._insert or self._delete):
             raise ValueError(
