@@ -36,7 +36,15 @@ Reference: TypeAlias = int | str | tuple[str | None, int | None] | None
 
 
 class Tag(TypedDict):
-    """One tag as :meth:`Tags.list` reports it (pylance's ``lance.dataset.Tag``)."""
+    """One tag as :meth:`Tags.list` reports it (pylance's ``lance.dataset.Tag``).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> ds.tags.create("v1")
+    >>> tag = ds.tags.list()["v1"]
+    >>> sorted(tag), tag["version"], tag["branch"], tag["metadata"]
+    (['branch', 'created_at', 'manifest_size', 'metadata', 'updated_at', 'version'], 1, None, {})
+    """
 
     branch: str | None
     version: int
@@ -110,6 +118,12 @@ class Tags:
     """The tags of a table (``Dataset.tags``), with pylance 14's verbs.
 
     Tagged versions are kept by :meth:`Dataset.cleanup_old_versions`.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> ds.tags.create("first")
+    >>> ds.tags
+    Tags(['first'])
     """
 
     def __init__(self, ds: Dataset) -> None:
@@ -118,14 +132,34 @@ class Tags:
     def list(self) -> dict[str, Tag]:
         """Every tag by name: ``{name: {"branch", "version", "created_at", "updated_at",
         "manifest_size", "metadata"}}`` (times are aware UTC datetimes, or None for tags
-        written by older Lance)."""
+        written by older Lance).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.tags.create("a", 1)
+        >>> ds.tags.create("b")
+        >>> {name: tag["version"] for name, tag in ds.tags.list().items()}
+        {'a': 1, 'b': 2}
+        """
         return {name: _as_tag(c) for name, c in refs.list_tags(self._store).items()}
 
     def list_ordered(
         self, order: Literal["asc", "desc"] | None = None
     ) -> builtins.list[tuple[str, Tag]]:
         """The tags as ``(name, tag)`` pairs ordered by version (``"desc"``, the default,
-        newest first), ties by name."""
+        newest first), ties by name.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.tags.create("old", 1)
+        >>> ds.tags.create("new", 2)
+        >>> [name for name, _ in ds.tags.list_ordered()]
+        ['new', 'old']
+        >>> [name for name, _ in ds.tags.list_ordered("asc")]
+        ['old', 'new']
+        """
         if order not in (None, "asc", "desc"):
             raise ValueError(f"order must be 'asc' or 'desc', got {order!r}")
         items = sorted(self.list().items(), key=lambda kv: kv[0])
@@ -133,7 +167,19 @@ class Tags:
         return items
 
     def get_version(self, tag: str) -> int:
-        """The version tag ``tag`` names; TagNotFoundError if there is no such tag."""
+        """The version tag ``tag`` names; TagNotFoundError if there is no such tag.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.tags.create("v1", 1)
+        >>> ds.tags.get_version("v1")
+        1
+        >>> ds.tags.get_version("v9")
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.TagNotFoundError: Ref not found: tag v9 does not exist
+        """
         return refs.read_tag(self._store, args.check_str("tag", tag, empty=True)).version
 
     def create(self, tag: str, reference: Reference = None) -> None:
@@ -149,6 +195,24 @@ class Tags:
             ``reference`` is a tag name that does not exist.
         InvalidTagNameError
             ``tag`` is not a valid tag name.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.tags.create("stable", 1)
+        >>> ds.tags.get_version("stable")
+        1
+        >>> ds.tags.create("stable")
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.TagExistsError: Ref conflict: tag stable already exists
+        >>> ds.tags.create("bad name")
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.InvalidTagNameError: invalid tag name 'bad name': tag characters \
+must be letters, digits, '.', '-' or '_'
         """
         name = refs.check_tag_name(args.check_str("tag", tag, empty=True))
         ref = args.check_reference(reference, name="reference")
@@ -158,18 +222,45 @@ class Tags:
 
     def update(self, tag: str, reference: Reference = None) -> None:
         """Point the existing tag ``tag`` at the version ``reference`` names (default: the
-        latest); TagNotFoundError if there is no such tag."""
+        latest); TagNotFoundError if there is no such tag.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.tags.create("stable", 1)
+        >>> ds.tags.update("stable")
+        >>> ds.tags.get_version("stable")
+        2
+        """
         name = refs.check_tag_name(args.check_str("tag", tag, empty=True))
         ref = args.check_reference(reference, name="reference")
         refs.read_tag(self._store, name)  # a missing tag is named before the version
         refs.update_tag(self._store, name, _existing_version(self._store, ref))
 
     def delete(self, tag: str) -> None:
-        """Delete tag ``tag`` (the version stays); TagNotFoundError if there is none."""
+        """Delete tag ``tag`` (the version stays); TagNotFoundError if there is none.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.tags.create("v1", 1)
+        >>> ds.tags.delete("v1")
+        >>> ds.tags.list(), ds.checkout_version(1).version
+        ({}, 1)
+        """
         refs.delete_tag(self._store, args.check_str("tag", tag, empty=True))
 
     def replace_metadata(self, tag: str, metadata: Mapping[str, str]) -> None:
-        """Replace the metadata map of tag ``tag`` (its version and times stay)."""
+        """Replace the metadata map of tag ``tag`` (its version and times stay).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.tags.create("v1", 1)
+        >>> ds.tags.replace_metadata("v1", {"owner": "ops"})
+        >>> ds.tags.list()["v1"]["metadata"], ds.tags.get_version("v1")
+        ({'owner': 'ops'}, 1)
+        """
         name = args.check_str("tag", tag, empty=True)
         args.check_str_mapping("metadata", metadata, values="str", optional=False)
         refs.replace_tag_metadata(self._store, name, metadata)
