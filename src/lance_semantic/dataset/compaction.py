@@ -89,6 +89,12 @@ class CompactionMetrics:
 
     ``files_removed`` counts data and deletion files of the replaced fragments,
     ``files_added`` the data files of the new ones.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> _ = ds.insert(pa.table({"id": [3]}))
+    >>> ds.optimize.compact_files()
+    CompactionMetrics(fragments_removed=2, fragments_added=1, files_removed=2, files_added=1)
     """
 
     fragments_removed: int = 0
@@ -448,7 +454,13 @@ def _check_pylance_options(options: Mapping[str, object]) -> None:
 
 
 class DatasetOptimizer:
-    """``ds.optimize``: maintenance that rewrites data files without changing rows."""
+    """``ds.optimize``: maintenance that rewrites data files without changing rows.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> type(ds.optimize).__name__
+    'DatasetOptimizer'
+    """
 
     def __init__(self, ds: Dataset) -> None:
         self._ds = ds
@@ -500,6 +512,20 @@ class DatasetOptimizer:
             Tables with stable row ids, indices, blob columns or legacy (0.1) files.
         CommitConflictError
             A concurrent writer changed one of the rewritten fragments.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=1)
+        >>> _ = ds.delete("id = 2")
+        >>> ds.optimize.compact_files().fragments_removed, len(ds.get_fragments())
+        (2, 1)
+        >>> ds.version  # ReserveFragments, then Rewrite: two commits, as pylance makes
+        4
+        >>> ds.to_table().to_pydict()
+        {'id': [1, 3]}
+        >>> ds.optimize.compact_files().fragments_removed, ds.version  # nothing to do
+        (0, 4)
         """
         _check_pylance_options(pylance_options)
         args.check_bool("progress", progress)

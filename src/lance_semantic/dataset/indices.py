@@ -16,7 +16,18 @@ __all__ = ["IndexInformation", "list_indices"]
 
 
 class IndexInformation(TypedDict):
-    """One index segment (pylance's ``lance.dataset.IndexInformation``)."""
+    """One index segment (pylance's ``lance.dataset.IndexInformation``): its ``name``,
+    ``type`` (``BTree``, ``IVF_PQ``, ...), ``uuid``, the field paths it covers, the
+    dataset ``version`` it was built at, the ``fragment_ids`` it covers and its
+    ``base_id``. lance-semantic builds no index; pylance does.
+
+    >>> import lance, pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+    >>> lance.dataset("t.lance").create_scalar_index("id", "BTREE")
+    >>> info = ls.dataset("t.lance").list_indices()[0]
+    >>> info["name"], info["type"], info["fields"], info["version"], list(info["fragment_ids"])
+    ('id_idx', 'BTree', ['id'], 1, [0])
+    """
 
     name: str
     type: str

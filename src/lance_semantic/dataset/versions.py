@@ -39,7 +39,15 @@ __all__ = [
 
 
 class Version(TypedDict):
-    """One entry of ``Dataset.versions()`` (pylance's ``lance.dataset.Version``)."""
+    """One entry of ``Dataset.versions()`` (pylance's ``lance.dataset.Version``).
+
+    >>> import datetime, pyarrow as pa, lance_semantic as ls
+    >>> entry = ls.write_dataset(pa.table({"id": [1]}), "t.lance").versions()[0]
+    >>> entry["version"], isinstance(entry["timestamp"], datetime.datetime)
+    (1, True)
+    >>> entry["metadata"]["total_rows"], entry["metadata"]["total_fragments"]
+    ('1', '1')
+    """
 
     version: int
     timestamp: datetime
@@ -105,7 +113,12 @@ def all_versions(store: ObjectStore) -> list[Version]:
 
 
 class DatasetStats(TypedDict):
-    """``Dataset.stats.dataset_stats()`` (pylance's ``lance.dataset.DatasetStats``)."""
+    """``Dataset.stats.dataset_stats()`` (pylance's ``lance.dataset.DatasetStats``).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance").stats.dataset_stats()
+    {'num_deleted_rows': 0, 'num_fragments': 1, 'num_small_files': 1}
+    """
 
     num_deleted_rows: int
     num_fragments: int
@@ -114,14 +127,28 @@ class DatasetStats(TypedDict):
 
 class LanceStats:
     """``Dataset.stats``: the statistics pylance's ``LanceStats`` has that come from the
-    manifest alone (``dataset_stats``); the others need index or data file internals."""
+    manifest alone (``dataset_stats``); the others need index or data file internals.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> stats = ls.write_dataset(pa.table({"id": [1]}), "t.lance").stats
+    >>> stats.dataset_stats()["num_fragments"]
+    1
+    """
 
     def __init__(self, ds: Dataset) -> None:
         self._ds = ds
 
     def dataset_stats(self, max_rows_per_group: int = 1024) -> DatasetStats:
         """Deleted rows, fragments, and fragments with fewer than ``max_rows_per_group``
-        physical rows ("small files"), as pylance counts them."""
+        physical rows ("small files"), as pylance counts them.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)
+        >>> _ = ds.delete("id = 1")
+        >>> ds.stats.dataset_stats(), ds.stats.dataset_stats(max_rows_per_group=2)
+        ({'num_deleted_rows': 1, 'num_fragments': 2, 'num_small_files': 2}, \
+{'num_deleted_rows': 1, 'num_fragments': 2, 'num_small_files': 1})
+        """
         limit = args.check_int("max_rows_per_group", max_rows_per_group)
         manifest = self._ds.manifest
         deleted = 0
@@ -138,9 +165,25 @@ class LanceStats:
         }
 
     def index_stats(self, index_name: str) -> dict[str, Any]:
-        """Not supported yet: index statistics come from the index files themselves."""
+        """Not supported yet: index statistics come from the index files themselves.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").stats.index_stats("id_idx")
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+stats.index_stats (it reads the index files)
+        """
         raise NotSupportedYetError("stats.index_stats (it reads the index files)")
 
     def data_stats(self) -> Any:
-        """Not supported yet: per-field bytes on disk need the data files' page layout."""
+        """Not supported yet: per-field bytes on disk need the data files' page layout.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").stats.data_stats()
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
+stats.data_stats (it reads every data file's metadata)
+        """
         raise NotSupportedYetError("stats.data_stats (it reads every data file's metadata)")
