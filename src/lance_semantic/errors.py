@@ -3,6 +3,20 @@
 Every error derives from :class:`LanceSemanticError`. Each class that the spec's
 "Failure Semantics" table needs carries the facts of its row as attributes and
 builds its message from them, so callers can assert attributes instead of prose.
+The errors are re-exported by the package (``ls.SchemaMismatchError``) and grouped in
+families by layer (:class:`SchemaError`, :class:`WriteError`, :class:`ReadError`,
+:class:`ManifestError`, :class:`CommitError`); builtin bases (``ValueError``,
+``TypeError``, ...) keep generic handlers working.
+
+>>> import pyarrow as pa, lance_semantic as ls
+>>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+>>> try:
+...     ds.insert(pa.table({"id": pa.array([2], pa.int32())}))
+... except ls.errors.SchemaError as e:
+...     print(type(e).__name__, e.field_path, e.table_type, e.input_type)
+SchemaMismatchError id int64 int32
+>>> issubclass(ls.SchemaMismatchError, ValueError)
+True
 """
 
 from __future__ import annotations
@@ -65,27 +79,87 @@ class LanceSemanticError(Exception):
 
 
 class SchemaError(LanceSemanticError):
-    """A schema or type problem."""
+    """A schema or type problem.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ds.to_table(columns=["nope"])
+    ... except ls.errors.SchemaError as e:
+    ...     print(type(e).__name__)
+    ColumnNotFoundError
+    """
 
 
 class WriteError(LanceSemanticError):
-    """A write was refused; the table stays at its previous version."""
+    """A write was refused; the table stays at its previous version.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"s": ["a"]}), "t.lance", data_storage_version="2.3")
+    >>> try:
+    ...     ds.insert(pa.table({"s": [1]}))
+    ... except ls.errors.WriteError as e:
+    ...     print(type(e).__name__, ds.version)
+    UnsupportedInputTypeError 1
+    """
 
 
 class ReadError(LanceSemanticError):
-    """A read could not produce what was asked."""
+    """A read could not produce what was asked.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ds.take([5])
+    ... except ls.errors.ReadError as e:
+    ...     print(e)
+    take index 5 is out of range for 1 rows
+    """
 
 
 class ManifestError(LanceSemanticError):
-    """Table metadata on disk is missing, unreadable or not supported."""
+    """Table metadata on disk is missing, unreadable or not supported.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> try:
+    ...     ls.dataset("nowhere.lance")
+    ... except ls.errors.ManifestError as e:
+    ...     print(type(e).__name__)
+    DatasetNotFoundError
+    """
 
 
 class CommitError(LanceSemanticError):
-    """A commit could not be published."""
+    """A commit could not be published.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> ds.tags.create("keep")
+    >>> _ = ds.insert(pa.table({"id": [2]}), mode="overwrite")
+    >>> try:
+    ...     ds.cleanup_old_versions(retain_versions=1)
+    ... except ls.errors.CommitError as e:
+    ...     print(type(e).__name__, e.tags)
+    TaggedVersionsCleanupError {'keep': 1}
+    """
 
 
 class InvalidExpressionError(LanceSemanticError, ValueError):
-    """Raised when a SQL filter or expression cannot be parsed or evaluated."""
+    """Raised when a SQL filter or expression cannot be parsed or evaluated.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ds.to_table(filter="id >")
+    ... except ls.InvalidExpressionError as e:
+    ...     print(e.expression, "|", e.reason)
+    id > | DataFusion error: SQL error: ParserError("Expected: an expression, found: EOF")
+    >>> ds.count_rows("id + 1")
+    Traceback (most recent call last):
+    ...
+    lance_semantic.errors.InvalidExpressionError: invalid SQL expression 'id + 1': filter must \
+be a boolean expression, but it gives int64
+    """
 
     def __init__(self, expression: str, reason: str) -> None:
         self.expression = expression
@@ -94,7 +168,16 @@ class InvalidExpressionError(LanceSemanticError, ValueError):
 
 
 class DuplicateKeyError(WriteError, ValueError):
-    """Raised when a merge_insert source holds the same key more than once."""
+    """Raised when a merge_insert source holds the same key more than once.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ds.merge_insert("id").when_not_matched_insert_all().execute(pa.table({"id": [2, 2]}))
+    ... except ls.DuplicateKeyError as e:
+    ...     print(e.keys, ds.version)
+    ['id'] 1
+    """
 
     def __init__(self, keys: list[str]) -> None:
         self.keys = keys
@@ -106,7 +189,21 @@ class DuplicateKeyError(WriteError, ValueError):
 
 class ColumnNotFoundError(SchemaError, KeyError, ValueError):
     """Raised when a read, a take or a schema change names a column (or nested field) the
-    table does not have. Also a ``ValueError``, as pylance raises one."""
+    table does not have. Also a ``ValueError``, as pylance raises one.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1], "s": ["a"]}), "t.lance")
+    >>> try:
+    ...     ds.to_table(columns=["nope"])
+    ... except ls.ColumnNotFoundError as e:
+    ...     print(e.field_path, e.available, isinstance(e, ValueError))
+    nope ('id', 's') True
+    >>> ds.take([0], columns=["st.x"])
+    Traceback (most recent call last):
+    ...
+    lance_semantic.errors.ColumnNotFoundError: column 'st.x' does not exist in the dataset \
+(columns: id, s)
+    """
 
     def __init__(self, field_path: str, available: tuple[str, ...] | list[str] = ()) -> None:
         self.field_path = field_path
@@ -123,7 +220,16 @@ class ColumnNotFoundError(SchemaError, KeyError, ValueError):
 class SchemaEvolutionError(SchemaError, ValueError):
     """Raised when a schema change is invalid: a duplicate or dotted name, a cast pylance
     refuses or that would lose values, nulls in a column made non-nullable, dropping every
-    column. Nothing is committed."""
+    column. Nothing is committed.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1], "x": [2]}), "t.lance")
+    >>> try:
+    ...     ds.alter_columns({"path": "x", "name": "id"})
+    ... except ls.SchemaEvolutionError as e:
+    ...     print(e.field_path, "|", e.reason, "|", ds.version)
+    x | duplicate field name 'id' | 1
+    """
 
     def __init__(self, field_path: str, reason: str) -> None:
         self.field_path = field_path
@@ -133,7 +239,17 @@ class SchemaEvolutionError(SchemaError, ValueError):
 
 class MatchedRowError(WriteError, OSError):
     """Raised by ``merge_insert(...).when_matched_fail()`` when a source row matches a
-    target row; nothing is committed. Also an ``OSError``, which is what pylance raises."""
+    target row; nothing is committed. Also an ``OSError``, which is what pylance raises.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> builder = ds.merge_insert("id").when_matched_fail().when_not_matched_insert_all()
+    >>> try:
+    ...     builder.execute(pa.table({"id": [2, 3]}))
+    ... except ls.MatchedRowError as e:
+    ...     print(e.keys, isinstance(e, OSError), ds.version)
+    {'id': 2} True 1
+    """
 
     def __init__(self, keys: dict[str, object]) -> None:
         self.keys = dict(keys)
@@ -148,7 +264,16 @@ class MatchedRowError(WriteError, OSError):
 
 
 class NotSupportedYetError(LanceSemanticError, NotImplementedError):
-    """Raised when a feature that lance-semantic does not implement yet is needed."""
+    """Raised when a feature that lance-semantic does not implement yet is needed.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ds.scanner(full_text_query="hello")
+    ... except ls.NotSupportedYetError as e:
+    ...     print(e.feature, "|", isinstance(e, NotImplementedError))
+    full text search (full_text_query=) | True
+    """
 
     def __init__(self, feature: str) -> None:
         self.feature = feature
@@ -157,7 +282,15 @@ class NotSupportedYetError(LanceSemanticError, NotImplementedError):
 
 class DatasetNotFoundError(ManifestError, FileNotFoundError, ValueError):
     """Raised when opening a table that does not exist. Also a ``ValueError``, which is
-    what pylance raises."""
+    what pylance raises.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> try:
+    ...     ls.dataset("nowhere.lance")
+    ... except ls.DatasetNotFoundError as e:
+    ...     print(e.uri.endswith("nowhere.lance"), isinstance(e, FileNotFoundError))
+    True True
+    """
 
     def __init__(self, uri: str, detail: str = "") -> None:
         self.uri = uri
@@ -166,7 +299,16 @@ class DatasetNotFoundError(ManifestError, FileNotFoundError, ValueError):
 
 
 class DatasetExistsError(ManifestError, FileExistsError):
-    """Raised when creating a table where one already exists."""
+    """Raised when creating a table where one already exists.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ls.write_dataset(pa.table({"id": [2]}), "t.lance")
+    ... except ls.DatasetExistsError as e:
+    ...     print(e)
+    Dataset already exists: t.lance (use mode='append' or mode='overwrite')
+    """
 
     def __init__(self, uri: str) -> None:
         self.uri = uri
@@ -177,7 +319,16 @@ class VersionNotFoundError(DatasetNotFoundError):
     """Raised when a version of an existing table does not exist (opening it, checking it
     out, pointing a tag at it). Like every ``DatasetNotFoundError`` a ``FileNotFoundError``
     and a ``ValueError``: pylance 14 raises ``ValueError`` from ``lance.dataset(uri,
-    version=N)`` and from the tag verbs, and ``OSError`` from ``checkout_version(N)``."""
+    version=N)`` and from the tag verbs, and ``OSError`` from ``checkout_version(N)``.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ds.checkout_version(9)
+    ... except ls.VersionNotFoundError as e:
+    ...     print(e.version, isinstance(e, ls.DatasetNotFoundError))
+    9 True
+    """
 
     def __init__(self, uri: str, version: int) -> None:
         self.version = version
@@ -185,13 +336,33 @@ class VersionNotFoundError(DatasetNotFoundError):
 
 
 class TagError(ManifestError):
-    """Base class of the errors about tags (``_refs/tags/<name>.json``)."""
+    """Base class of the errors about tags (``_refs/tags/<name>.json``).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> for bad in ("missing", "bad name"):
+    ...     try:
+    ...         ds.tags.update(bad)
+    ...     except ls.TagError as e:
+    ...         print(type(e).__name__)
+    TagNotFoundError
+    InvalidTagNameError
+    """
 
 
 class TagNotFoundError(TagError, OSError, ValueError):
     """Raised when a tag does not exist. An ``OSError`` (what pylance 14 raises from
     ``checkout_version(tag)``) and a ``ValueError`` (what it raises from
-    ``lance.dataset(version=tag)`` and the tag verbs)."""
+    ``lance.dataset(version=tag)`` and the tag verbs).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ls.dataset("t.lance", version="release")
+    ... except ls.TagNotFoundError as e:
+    ...     print(e.tag, "|", e)
+    release | Ref not found: tag release does not exist
+    """
 
     def __init__(self, tag: str) -> None:
         self.tag = tag
@@ -202,7 +373,17 @@ class TagNotFoundError(TagError, OSError, ValueError):
 
 
 class TagExistsError(TagError, ValueError):
-    """Raised when creating a tag whose name is taken (pylance: ``ValueError``)."""
+    """Raised when creating a tag whose name is taken (pylance: ``ValueError``).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> ds.tags.create("v1")
+    >>> try:
+    ...     ds.tags.create("v1")
+    ... except ls.TagExistsError as e:
+    ...     print(e.tag, isinstance(e, ValueError))
+    v1 True
+    """
 
     def __init__(self, tag: str) -> None:
         self.tag = tag
@@ -212,7 +393,16 @@ class TagExistsError(TagError, ValueError):
 class InvalidTagNameError(TagError, ValueError):
     """Raised for a tag name Lance does not allow: empty; characters other than letters,
     digits, ``.``, ``-``, ``_``; a leading or trailing dot; ``..``; a ``.lock`` suffix.
-    (pylance 14 raises ``OSError("Ref is invalid: ...")`` for the same names.)"""
+    (pylance 14 raises ``OSError("Ref is invalid: ...")`` for the same names.)
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> try:
+    ...     ds.tags.create("v1.lock")
+    ... except ls.InvalidTagNameError as e:
+    ...     print(e.tag, "|", e.reason)
+    v1.lock | a tag name cannot end with .lock
+    """
 
     def __init__(self, tag: str, reason: str) -> None:
         self.tag = tag
@@ -224,7 +414,18 @@ class CorruptManifestError(ManifestError):
     """Raised when a manifest file is truncated, cannot be decoded, or describes an
     impossible table (duplicate fragment ids, more deleted rows than rows, a file path that
     leaves the table directory). ``path`` is the manifest; ``named_path``, when the problem
-    is a path the manifest names, is that path as written in the manifest."""
+    is a path the manifest names, is that path as written in the manifest.
+
+    >>> import glob, pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> with open(glob.glob("t.lance/_versions/*.manifest")[0], "r+b") as f:
+    ...     _ = f.truncate(10)
+    >>> try:
+    ...     ls.dataset("t.lance")
+    ... except ls.CorruptManifestError as e:
+    ...     print(e.path.endswith(".manifest"), "|", e.reason, "|", e.named_path)
+    True | file too small for a manifest (10 bytes) | None
+    """
 
     def __init__(self, path: str, reason: str, *, named_path: str | None = None) -> None:
         self.path = path
@@ -236,7 +437,18 @@ class CorruptManifestError(ManifestError):
 class CorruptTableError(ReadError):
     """Raised when a file of the table (data file, deletion file, transaction file, blob
     sidecar) is missing, truncated, unreadable, or disagrees with what the manifest says
-    about it. ``path`` is the file."""
+    about it. ``path`` is the file.
+
+    >>> import glob, pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> with open(glob.glob("t.lance/data/*.lance")[0], "r+b") as f:
+    ...     _ = f.truncate(10)
+    >>> try:
+    ...     ds.to_table()
+    ... except ls.CorruptTableError as e:
+    ...     print("/data/" in e.path, e.reason.startswith("cannot read the data file"))
+    True True
+    """
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
@@ -249,7 +461,20 @@ def _bits(flags: int) -> list[int]:
 
 
 class UnsupportedFeatureError(ManifestError):
-    """Raised when a table carries feature flags this library does not know."""
+    """Raised when a table carries feature flags this library does not know.
+
+    ``kind`` is ``"reader"`` (refused on open) or ``"writer"`` (refused on commit);
+    ``bits`` and ``features`` name the flags.
+
+    >>> import lance, pyarrow as pa, lance_semantic as ls
+    >>> _ = lance.write_dataset(pa.table({"id": [1]}), "t.lance", enable_stable_row_ids=True)
+    >>> ds = ls.dataset("t.lance")  # readable
+    >>> try:
+    ...     ds.insert(pa.table({"id": [2]}))
+    ... except ls.UnsupportedFeatureError as e:
+    ...     print(e.kind, e.bits, e.features)
+    writer (1,) ('stable_row_ids',)
+    """
 
     def __init__(
         self, flags: int, *, kind: str, uri: str = "", features: Sequence[str] = ()
@@ -273,7 +498,16 @@ class UnsupportedFeatureError(ManifestError):
 
 
 class UnsupportedTypeError(SchemaError, TypeError):
-    """Raised when an Arrow type or logical_type has no Lance representation."""
+    """Raised when an Arrow type or logical_type has no Lance representation.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> data = pa.table({"d": pa.array([(1, 2, 3)], pa.month_day_nano_interval())})
+    >>> try:
+    ...     ls.write_dataset(data, "t.lance")
+    ... except ls.UnsupportedTypeError as e:
+    ...     print(e.field_path, e.type_name, isinstance(e, TypeError))
+    d month_day_nano_interval True
+    """
 
     def __init__(self, field_path: str, type_name: str, reason: str = "") -> None:
         self.field_path = field_path
@@ -285,7 +519,16 @@ class UnsupportedTypeError(SchemaError, TypeError):
 class ReservedExtensionNameError(UnsupportedTypeError):
     """Raised when a write would introduce an extension name under Lance's reserved
     ``lance.`` prefix that Lance does not define (spec "Extension Semantic Types: Reserved
-    prefix"). Raised before any data file is written."""
+    prefix"). Raised before any data file is written.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> field = pa.field("x", pa.int64(), metadata={"ARROW:extension:name": "lance.mine"})
+    >>> try:
+    ...     ls.write_dataset(pa.table([[1]], schema=pa.schema([field])), "t.lance")
+    ... except ls.ReservedExtensionNameError as e:
+    ...     print(e.field_path, e.extension_name, isinstance(e, ls.UnsupportedTypeError))
+    x lance.mine True
+    """
 
     def __init__(self, field_path: str, extension_name: str) -> None:
         self.extension_name = extension_name
@@ -298,7 +541,16 @@ class ReservedExtensionNameError(UnsupportedTypeError):
 
 
 class SchemaMismatchError(SchemaError, ValueError):
-    """Raised when appended/merged/updated data does not match the table's types."""
+    """Raised when appended/merged/updated data does not match the table's types.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")  # legacy: exact types
+    >>> ds.insert(pa.table({"id": pa.array([2], pa.int32())}))
+    Traceback (most recent call last):
+    ...
+    lance_semantic.errors.SchemaMismatchError: schema mismatch at field 'id': table has int64, \
+input has int32
+    """
 
     def __init__(self, field_path: str, table_type: str, input_type: str, reason: str = "") -> None:
         self.field_path = field_path
@@ -312,7 +564,18 @@ class SchemaMismatchError(SchemaError, ValueError):
 
 
 class UnsupportedInputTypeError(WriteError, TypeError):
-    """Raised when an input Arrow type is not accepted for a field's semantic type."""
+    """Raised when an input Arrow type is not accepted for a field's semantic type.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"s": ["a"]}), "t.lance", data_storage_version="2.3")
+    >>> ds.insert(pa.table({"s": pa.array(["b"], pa.large_string())})).count_rows()  # accepted
+    2
+    >>> try:
+    ...     ds.insert(pa.table({"s": pa.array([b"c"], pa.binary())}))
+    ... except ls.UnsupportedInputTypeError as e:
+    ...     print(e.field_path, e.semantic_type, e.input_type, ds.version)
+    s string binary 2
+    """
 
     def __init__(self, field_path: str, semantic_type: str, input_type: str) -> None:
         self.field_path = field_path
@@ -327,7 +590,11 @@ class UnsupportedInputTypeError(WriteError, TypeError):
 class _RowError(WriteError):
     """An error about one row of the caller's input. Each layer that slices or nests the
     input shifts the row back into its own numbering (:meth:`at_offset`,
-    :meth:`in_element`), so the caller sees the row of the table or reader as given."""
+    :meth:`in_element`), so the caller sees the row of the table or reader as given.
+
+    >>> issubclass(InvalidJsonError, _RowError), issubclass(InvalidBlobError, _RowError)
+    (True, True)
+    """
 
     row: int
     elements: tuple[int, ...] = ()
@@ -343,14 +610,26 @@ class _RowError(WriteError):
         self.args = (self._message(),)
 
     def at_offset(self, offset: int) -> _RowError:
-        """The same error ``offset`` rows further on (a batch's rows start at ``offset``)."""
+        """The same error ``offset`` rows further on (a batch's rows start at ``offset``).
+
+        >>> error = InvalidJsonError("doc", 2, "unexpected end of input")
+        >>> error.at_offset(1000).row, str(error)
+        (1002, "field 'doc', row 1002: invalid JSON: unexpected end of input")
+        """
         self.row += offset
         self._refresh()
         return self
 
     def in_element(self, row: int, element: int) -> _RowError:
         """The same error seen from the enclosing list or map: its value ``self.row`` is
-        element ``element`` of row ``row``."""
+        element ``element`` of row ``row``.
+
+        >>> error = InvalidJsonError("l.item", 7, "unexpected end of input")
+        >>> error.in_element(row=3, element=7).row, error.elements
+        (3, (7,))
+        >>> str(error)
+        "field 'l.item', row 3, element [7]: invalid JSON: unexpected end of input"
+        """
         self.row = row
         self.elements = (element, *self.elements)
         self._refresh()
@@ -360,7 +639,16 @@ class _RowError(WriteError):
 class InvalidJsonError(_RowError, ValueError):
     """Raised when a json input value is not valid JSON. ``row`` is the row of the caller's
     input; for json inside lists or maps, ``elements`` holds the positions inside that row
-    (outermost first)."""
+    (outermost first).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> data = pa.table({"j": pa.array(['{"a": 1}', '{"a":'], pa.json_(pa.string()))})
+    >>> try:
+    ...     ls.write_dataset(data, "t.lance", data_storage_version="2.3")
+    ... except ls.InvalidJsonError as e:
+    ...     print(e.field_path, e.row, e.elements, "|", e.reason, "|", e.excerpt)
+    j 1 () | unexpected end of input | {"a":
+    """
 
     def __init__(self, field_path: str, row: int, reason: str = "", excerpt: str = "") -> None:
         self.field_path = field_path
@@ -381,7 +669,16 @@ class InvalidJsonError(_RowError, ValueError):
 
 class InvalidBlobError(_RowError, ValueError):
     """Raised when a blob value breaks the Blob specification's rules (neither or both of
-    ``data`` and ``uri``, a half-given range, an external URI outside the table's bases)."""
+    ``data`` and ``uri``, a half-given range, an external URI outside the table's bases).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> from lance.blob import blob_array
+    >>> try:
+    ...     ls.write_dataset(pa.table({"b": blob_array(["clips/a.mp4"])}), "t.lance")
+    ... except ls.InvalidBlobError as e:
+    ...     print(e.field_path, e.row, "|", e.reason)  # doctest: +ELLIPSIS
+    b 0 | external blob URI 'clips/a.mp4' is outside the table's registered bases; ...
+    """
 
     def __init__(self, field_path: str, row: int, reason: str) -> None:
         self.field_path = field_path
@@ -395,7 +692,15 @@ class InvalidBlobError(_RowError, ValueError):
 
 
 class InvariantViolationError(WriteError):
-    """Raised when an array reaches the encoder in a layout other than the declared one."""
+    """Raised when an array reaches the encoder in a layout other than the declared one.
+
+    An internal check (the writer boundary should make it impossible); the table does not
+    change.
+
+    >>> e = InvariantViolationError("s", "utf8", None, "large_utf8", None)
+    >>> e.field_path, e.expected_layout, e.actual_layout
+    ('s', 'utf8', 'large_utf8')
+    """
 
     def __init__(
         self,
@@ -423,6 +728,15 @@ class OutputEncodingOverflowError(ReadError):
     ``unit`` says what ``value_size`` counts: ``"bytes"`` for a string or binary value that
     overflows 32-bit offsets, ``"items"`` for a list value that overflows a ``list`` layout's
     offsets, ``"distinct values"`` for a value whose dictionary outgrows the key type.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> data = pa.table({"l": [[str(i) for i in range(300)]]})  # one list of 300 strings
+    >>> ds = ls.write_dataset(data, "t.lance", data_storage_version="2.3")
+    >>> try:
+    ...     ds.to_table(output_encodings={"l.item": "dictionary:int8:utf8"})
+    ... except ls.OutputEncodingOverflowError as e:
+    ...     print(e.field_path, e.value_size, e.unit, e.requested_encoding)
+    l.item 300 distinct values dictionary:int8:utf8
     """
 
     def __init__(
@@ -455,7 +769,17 @@ def _overflow_hint(encoding: str, unit: str) -> str:
 
 
 class InvalidOutputEncodingError(SchemaError, ValueError):
-    """Raised when an output encoding is invalid for a field's type or parameters."""
+    """Raised when an output encoding is invalid for a field's type or parameters.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> data = pa.table({"p": pa.array([1], pa.decimal256(40, 2))})
+    >>> ds = ls.write_dataset(data, "t.lance", data_storage_version="2.3")
+    >>> try:
+    ...     ds.set_output_encoding("p", "decimal128")
+    ... except ls.InvalidOutputEncodingError as e:
+    ...     print(e.field_path, e.encoding, "|", e.why)
+    p decimal128 | decimal128 cannot hold precision 40; decimal:40:2 needs decimal256
+    """
 
     def __init__(self, field_path: str, encoding: str, why: str) -> None:
         self.field_path = field_path
@@ -467,7 +791,20 @@ class InvalidOutputEncodingError(SchemaError, ValueError):
 class TaggedVersionsCleanupError(CommitError, OSError):
     """Raised by ``cleanup_old_versions(error_if_tagged_old_versions=True)`` when tagged
     versions match the cleanup policy; nothing is deleted. ``tags`` maps each such tag to
-    its version. An ``OSError``, as pylance 14's cleanup error."""
+    its version. An ``OSError``, as pylance 14's cleanup error.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> ds.tags.create("keep")
+    >>> _ = ds.insert(pa.table({"id": [2]}), mode="overwrite")
+    >>> try:
+    ...     ds.cleanup_old_versions(retain_versions=1)
+    ... except ls.TaggedVersionsCleanupError as e:
+    ...     print(e.tags, len(ds.versions()))
+    {'keep': 1} 2
+    >>> ds.cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False).old_versions
+    0
+    """
 
     def __init__(self, tags: dict[str, int]) -> None:
         self.tags = dict(sorted(tags.items()))
@@ -488,6 +825,12 @@ class CommitConflictError(CommitError):
     ``retryable`` is False when re-running the operation on the newest version cannot help
     (the other commit replaced the table: an overwrite or a restore), as Lance's
     "incompatible" conflicts; delete / update / merge_insert re-run only retryable ones.
+
+    >>> e = CommitConflictError(4, 5, "an overwrite replaced the table", retryable=False)
+    >>> e.read_version, e.attempted_version, e.retryable
+    (4, 5, False)
+    >>> str(e)
+    'commit conflict: read version 4, could not publish version 5 (an overwrite replaced the table)'
     """
 
     def __init__(
@@ -512,7 +855,12 @@ class CommitOutcomeUnknownError(CommitError, OSError):
     """Raised when publishing a version failed in a way that leaves unknown whether the
     manifest was stored (the store's answer was lost and the manifest cannot be read
     back). The operation's data files are kept, since a published manifest may name them;
-    ``ls.dataset(uri)`` shows whether version ``attempted_version`` exists."""
+    ``ls.dataset(uri)`` shows whether version ``attempted_version`` exists.
+
+    >>> e = CommitOutcomeUnknownError(3, "t.lance/_versions/3.manifest", "connection reset")
+    >>> e.attempted_version, e.path, e.cause, isinstance(e, OSError)
+    (3, 't.lance/_versions/3.manifest', 'connection reset', True)
+    """
 
     def __init__(self, attempted_version: int, path: str, cause: str) -> None:
         self.attempted_version = attempted_version
