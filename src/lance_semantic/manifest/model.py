@@ -80,6 +80,12 @@ class DataFile:
 
     ``fields`` are the field ids stored in the file in file column order and
     ``column_indices`` the matching top-level column numbers (facts §4).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1], "s": ["a"]}), "t.lance")
+    >>> data_file = ds.get_fragment(0).metadata.files[0]
+    >>> data_file.path.endswith(".lance"), data_file.fields, data_file.column_indices
+    (True, (0, 1), (0, 1))
     """
 
     path: str
@@ -96,13 +102,27 @@ class DataFile:
 
     @property
     def file_version(self) -> str:
-        """``"major.minor"`` of the data file format, e.g. ``"2.2"``."""
+        """``"major.minor"`` of the data file format, e.g. ``"2.2"``.
+
+        >>> DataFile("a.lance", (0,), (0,), 2, 1).file_version
+        '2.1'
+        """
         return f"{self.file_major_version}.{self.file_minor_version}"
 
 
 @dataclass(frozen=True, slots=True)
 class DeletionFile:
-    """Tombstones of a fragment's deleted rows (facts §7)."""
+    """Tombstones of a fragment's deleted rows (facts §7): an Arrow IPC file of row
+    offsets (``"arrow"``) or a roaring bitmap (``"bitmap"``), named by the version it was
+    written at and an id.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+    >>> _ = ds.delete("id = 2")
+    >>> d = ds.get_fragment(0).metadata.deletion_file
+    >>> d.file_type, d.read_version, d.num_deleted_rows
+    ('arrow', 1, 1)
+    """
 
     file_type: Literal["arrow", "bitmap"]
     read_version: int
@@ -118,10 +138,19 @@ class DeletionFile:
 
     @property
     def suffix(self) -> str:
+        """The file name extension of its type: ``arrow`` or ``bin`` (a bitmap).
+
+        >>> DeletionFile("arrow", 3, 7).suffix, DeletionFile("bitmap", 3, 7).suffix
+        ('arrow', 'bin')
+        """
         return "arrow" if self.file_type == "arrow" else "bin"
 
     def path(self, fragment_id: int) -> str:
-        """Path relative to the dataset root: ``_deletions/{frag}-{read_version}-{id}.{ext}``."""
+        """Path relative to the dataset root: ``_deletions/{frag}-{read_version}-{id}.{ext}``.
+
+        >>> DeletionFile("bitmap", 3, 7).path(fragment_id=0)
+        '_deletions/0-3-7.bin'
+        """
         return f"_deletions/{fragment_id}-{self.read_version}-{self.id}.{self.suffix}"
 
 
@@ -131,6 +160,12 @@ class Fragment:
 
     ``passthrough`` carries the serialized fields lance-semantic does not model (row-id and
     row-version sequences, overlays) so that they survive when the fragment is rewritten.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> fragment = ds.manifest.fragments[0]
+    >>> fragment.id, fragment.physical_rows, len(fragment.files), fragment.deletion_file
+    (0, 2, 1, None)
     """
 
     id: int
@@ -144,16 +179,38 @@ class Fragment:
 
     @property
     def num_deleted_rows(self) -> int:
+        """Rows its deletion file marks deleted (0 without one).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+        >>> _ = ds.delete("id < 3")
+        >>> ds.manifest.fragments[0].num_deleted_rows
+        2
+        """
         return self.deletion_file.num_deleted_rows if self.deletion_file else 0
 
     @property
     def num_rows(self) -> int:
-        """Rows not marked deleted (trusts ``DeletionFile.num_deleted_rows``)."""
+        """Rows not marked deleted (trusts ``DeletionFile.num_deleted_rows``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+        >>> _ = ds.delete("id = 1")
+        >>> ds.manifest.fragments[0].physical_rows, ds.manifest.fragments[0].num_rows
+        (3, 2)
+        """
         return self.physical_rows - self.num_deleted_rows
 
     @property
     def field_ids(self) -> frozenset[int]:
-        """Every field id stored by one of the fragment's data files."""
+        """Every field id stored by one of the fragment's data files (2.x files list the
+        leaf fields: a struct's own id is not among them, as pylance writes them).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1], "st": [{"x": 1}]}), "t.lance")
+        >>> sorted(ds.manifest.fragments[0].field_ids)
+        [0, 2]
+        """
         return frozenset(i for f in self.files for i in f.fields)
 
 
@@ -189,6 +246,11 @@ class Manifest:
     codec computes them when it lays out the file. ``legacy_dictionary_data`` is what
     precedes them at the start of the file: the dictionary value blobs of legacy (0.1)
     storage, which ``Field.dictionary`` offsets point into (empty for 2.x tables).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> manifest = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance").manifest
+    >>> manifest.version, manifest.schema.names, len(manifest.fragments), manifest.max_fragment_id
+    (1, ['id'], 1, 0)
     """
 
     schema: TableSchema
@@ -217,23 +279,62 @@ class Manifest:
 
     @property
     def data_storage_version(self) -> str:
-        """The data storage version, e.g. ``"2.2"`` (legacy tables: ``"0.1"``)."""
+        """The data storage version, e.g. ``"2.2"`` (legacy tables: ``"0.1"``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance", data_storage_version="2.1")
+        >>> ds.manifest.data_storage_version, ds.manifest.data_format
+        ('2.1', ('lance', '2.1'))
+        """
         return self.data_format[1]
 
     @property
     def schema_metadata(self) -> Mapping[str, bytes]:
+        """The schema's key-value metadata (``str`` -> ``bytes``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"id": [1]}).replace_schema_metadata({"owner": "ops"})
+        >>> dict(ls.write_dataset(data, "t.lance").manifest.schema_metadata)
+        {'owner': b'ops'}
+        """
         return self.schema.metadata
 
     @property
     def num_rows(self) -> int:
+        """Live rows of the version, from the fragments' counts.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+        >>> _ = ds.delete("id = 3")
+        >>> ds.manifest.num_rows
+        2
+        """
         return sum(f.num_rows for f in self.fragments)
 
     @property
     def has_deletion_files(self) -> bool:
+        """Whether any fragment has a deletion file.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> before = ds.manifest.has_deletion_files
+        >>> before, ds.delete("id = 1").num_deleted_rows, ds.manifest.has_deletion_files
+        (False, 1, True)
+        """
         return any(f.deletion_file is not None for f in self.fragments)
 
     def fragment(self, fragment_id: int) -> Fragment:
-        """The fragment with id ``fragment_id``; raises ``KeyError`` if absent."""
+        """The fragment with id ``fragment_id``; raises ``KeyError`` if absent.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> manifest = ls.write_dataset(pa.table({"id": [1]}), "t.lance").manifest
+        >>> manifest.fragment(0).physical_rows
+        1
+        >>> manifest.fragment(4)
+        Traceback (most recent call last):
+        ...
+        KeyError: 'no fragment 4 in manifest version 1'
+        """
         for f in self.fragments:
             if f.id == fragment_id:
                 return f
@@ -433,6 +534,12 @@ class UpdateMap:
 
     With ``replace=True`` the map is replaced by the non-None entries instead of merged.
     Entry order is kept (it is the on-disk order).
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> op = ls.LanceOperation.UpdateConfig(config_updates=ls.LanceOperation.UpdateMap({"k": "v"}))
+    >>> dict(ls.Dataset.commit("t.lance", op, read_version=1).manifest.config)
+    {'k': 'v'}
     """
 
     updates: Mapping[str, str | None]
@@ -442,7 +549,13 @@ class UpdateMap:
         _set(self, "updates", MappingProxyType(dict(self.updates)))
 
     def apply(self, current: Mapping[str, str]) -> dict[str, str]:
-        """The map that results from applying these changes to ``current``."""
+        """The map that results from applying these changes to ``current``.
+
+        >>> UpdateMap({"a": None, "c": "3"}).apply({"a": "1", "b": "2"})
+        {'b': '2', 'c': '3'}
+        >>> UpdateMap({"a": None, "c": "3"}, replace=True).apply({"a": "1", "b": "2"})
+        {'c': '3'}
+        """
         out: dict[str, str] = {} if self.replace else dict(current)
         for key, value in self.updates.items():
             if value is None:

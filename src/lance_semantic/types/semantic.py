@@ -284,7 +284,11 @@ class Decimal:
 
     @property
     def default_width(self) -> Literal[128, 256]:
-        """Bit width of the smallest Arrow decimal that holds the precision (128 or 256)."""
+        """Bit width of the smallest Arrow decimal that holds the precision (128 or 256).
+
+        >>> Decimal(38, 2).default_width, Decimal(39, 2).default_width
+        (128, 256)
+        """
         return 128 if self.precision <= MAX_DECIMAL128_PRECISION else 256
 
 
