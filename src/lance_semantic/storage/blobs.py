@@ -140,6 +140,13 @@ class BlobFile(io.RawIOBase):
     ``inside``: a table directory that a local ``location`` must resolve into. A file that
     cannot be opened, or ends before the blob does, is a ``CorruptTableError`` naming it.
     Use :meth:`in_store` for a blob inside a table on an object store.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+    >>> with ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0] as f:
+    ...     f, f.read(5), f.read()
+    (<BlobFile size=11>, b'hello', b' world')
     """
 
     def __init__(
@@ -159,7 +166,14 @@ class BlobFile(io.RawIOBase):
     @classmethod
     def in_store(cls, store: ObjectStore, path: str, offset: int, size: int) -> BlobFile:
         """``size`` bytes at ``offset`` of ``path`` in ``store`` (a table on an object
-        store: nothing is read until the blob is; each read is one ranged read)."""
+        store: nothing is read until the blob is; each read is one ranged read).
+
+        >>> from lance_semantic.storage.object_store import open_store
+        >>> with open("data.bin", "wb") as out:
+        ...     _ = out.write(b"0123456789")
+        >>> BlobFile.in_store(open_store("."), "data.bin", offset=2, size=3).read()
+        b'234'
+        """
         self = cls.__new__(cls)
         io.RawIOBase.__init__(self)
         self._file = _StoreObject(store, path)
@@ -173,19 +187,66 @@ class BlobFile(io.RawIOBase):
         self.location = location
 
     def size(self) -> int:
-        """The blob's length in bytes."""
+        """The blob's length in bytes.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> f.size()
+        11
+        """
         return self._size
 
     def readable(self) -> bool:
+        """Always true (a blob file is read-only: ``writable()`` is false).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> f.readable(), f.writable()
+        (True, False)
+        """
         return True
 
     def seekable(self) -> bool:
+        """Always true.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> f.seekable()
+        True
+        """
         return True
 
     def tell(self) -> int:
+        """The cursor's position within the blob.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> _ = f.read(4)
+        >>> f.tell()
+        4
+        """
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Move the cursor (``whence``: ``io.SEEK_SET``, ``SEEK_CUR`` or ``SEEK_END``) and
+        return the new position; past the end reads give ``b""``.
+
+        >>> import io
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> f.seek(-5, io.SEEK_END), f.read()
+        (6, b'world')
+        """
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
         if base + offset < 0:
             raise ValueError("negative seek position")
@@ -193,7 +254,15 @@ class BlobFile(io.RawIOBase):
         return self._pos
 
     def read_range(self, offset: int, length: int) -> bytes:
-        """``length`` bytes from ``offset`` within the blob, without moving the cursor."""
+        """``length`` bytes from ``offset`` within the blob, without moving the cursor.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> f.read_range(6, 5), f.tell()
+        (b'world', 0)
+        """
         end = min(offset + length, self._size)
         if offset >= end:
             return b""
@@ -211,6 +280,16 @@ class BlobFile(io.RawIOBase):
         return data
 
     def readinto(self, buffer: Any) -> int:
+        """Read into ``buffer`` up to its length; return the number of bytes read.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> buffer = bytearray(5)
+        >>> f.readinto(buffer), buffer
+        (5, bytearray(b'hello'))
+        """
         data = self.read_range(self._pos, len(buffer))
         n = len(data)
         memoryview(buffer).cast("B")[:n] = data
@@ -218,11 +297,31 @@ class BlobFile(io.RawIOBase):
         return n
 
     def readall(self) -> bytes:
+        """The bytes from the cursor to the end of the blob.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> _ = f.seek(6)
+        >>> f.readall()
+        b'world'
+        """
         data = self.read_range(self._pos, self._size - self._pos)
         self._pos += len(data)
         return data
 
     def read(self, size: int | None = -1) -> bytes:
+        """Up to ``size`` bytes from the cursor (all the rest when ``size`` is negative or
+        None); ``CorruptTableError`` if the file holding the blob ends early.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> f.read(5), f.read(1), f.read()
+        (b'hello', b' ', b'world')
+        """
         if size is None or size < 0:
             return self.readall()
         data = self.read_range(self._pos, size)
@@ -230,6 +329,16 @@ class BlobFile(io.RawIOBase):
         return data
 
     def close(self) -> None:
+        """Close the file holding the blob (also on leaving a ``with`` block).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> blob = pa.field("clip", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> data = pa.table({"clip": [b"hello world"]}, schema=pa.schema([blob]))
+        >>> f = ls.write_dataset(data, "clips.lance").take_blobs("clip", indices=[0])[0]
+        >>> f.close()
+        >>> f.closed
+        True
+        """
         if not self.closed:
             self._file.close()
         super().close()
