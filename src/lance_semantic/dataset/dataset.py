@@ -179,6 +179,20 @@ class Dataset(pds.Dataset):
             A data file whose recorded layout does not fit the table's schema.
         CommitConflictError, DatasetExistsError
             The rebase failed, or a create lost to another create.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> fragments = ls.fragment.write_fragments(pa.table({"id": [2]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [3]}))  # another writer, meanwhile
+        >>> op = ls.LanceOperation.Append(fragments)
+        >>> ls.Dataset.commit("t.lance", op, read_version=1).to_table().to_pydict()  # rebased
+        {'id': [1, 3, 2]}
+        >>> ls.Dataset.commit("t.lance", op)
+        Traceback (most recent call last):
+        ...
+        ValueError: read_version is required for all operations except Overwrite and Restore
         """
         from .two_phase import commit_operation
 
