@@ -59,16 +59,35 @@ class FragmentMetadata(Fragment):
 
     @property
     def num_deletions(self) -> int:
-        """Rows marked deleted (pylance's name)."""
+        """Rows marked deleted (pylance's name).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> fragment = ls.fragment.write_fragments(pa.table({"id": [1, 2]}), "t.lance")[0]
+        >>> fragment.num_deletions, fragment.physical_rows
+        (0, 2)
+        """
         return self.num_deleted_rows
 
     def schema_of(self, index: int) -> pa.Schema | None:
-        """The Arrow schema data file ``index`` was written with, if known."""
+        """The Arrow schema data file ``index`` was written with, if known.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> fragment = ls.fragment.write_fragments(pa.table({"id": [1, 2]}), "t.lance")[0]
+        >>> fragment.schema_of(0), fragment.schema_of(1)
+        (id: int64, None)
+        """
         return self.file_schemas[index] if index < len(self.file_schemas) else None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serializable dict with pylance's keys (pylance's ``from_json`` reads it);
-        the file schemas go under ``file_schemas`` as base64 Arrow IPC."""
+        the file schemas go under ``file_schemas`` as base64 Arrow IPC.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> fragment = ls.fragment.write_fragments(pa.table({"id": [1, 2]}), "t.lance")[0]
+        >>> data = fragment.to_json()
+        >>> sorted(data), data["physical_rows"], data["files"][0]["fields"]
+        (['deletion_file', 'file_schemas', 'files', 'id', 'physical_rows'], 2, [0])
+        """
         d = self.deletion_file
         return {
             "id": self.id,
@@ -102,7 +121,14 @@ class FragmentMetadata(Fragment):
 
     @staticmethod
     def from_json(json_data: str | Mapping[str, Any]) -> FragmentMetadata:
-        """The fragment of a :meth:`to_json` dict (or its JSON text; pylance's too)."""
+        """The fragment of a :meth:`to_json` dict (or its JSON text; pylance's too).
+
+        >>> import json
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> fragment = ls.fragment.write_fragments(pa.table({"id": [1, 2]}), "t.lance")[0]
+        >>> ls.fragment.FragmentMetadata.from_json(json.dumps(fragment.to_json())) == fragment
+        True
+        """
         data = json.loads(json_data) if isinstance(json_data, str | bytes) else json_data
         files = tuple(
             DataFile(

@@ -68,6 +68,13 @@ class LanceOperation:
         input's schema: field ids in pre-order, and on a flagged table canonical types with
         the schema's layouts recorded as output encodings where they differ from the
         default. A :class:`TableSchema` is taken with its field ids as given.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> data = pa.table({"s": ["a", "b"]})
+        >>> fragments = ls.fragment.write_fragments(data, "t.lance")
+        >>> op = ls.LanceOperation.Overwrite(data.schema, fragments)
+        >>> ls.Dataset.commit("t.lance", op).to_table().to_pydict()
+        {'s': ['a', 'b']}
         """
 
         new_schema: pa.Schema | TableSchema
@@ -79,7 +86,14 @@ class LanceOperation:
 
     @dataclass(frozen=True, slots=True)
     class Append:
-        """Add new fragments to the table."""
+        """Add new fragments to the table.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)
+        >>> fragments = ls.fragment.write_fragments(pa.table({"id": [4]}), "t.lance")
+        >>> ls.Dataset.commit("t.lance", ls.LanceOperation.Append(fragments), 1).count_rows()
+        4
+        """
 
         fragments: Sequence[FragmentMetadata]
 
@@ -88,7 +102,14 @@ class LanceOperation:
 
     @dataclass(frozen=True, slots=True)
     class Delete:
-        """Rows deleted: fragments with new deletion files, fragments removed whole."""
+        """Rows deleted: fragments with new deletion files, fragments removed whole.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)
+        >>> op = ls.LanceOperation.Delete([], deleted_fragment_ids=[1], predicate="id = 3")
+        >>> ls.Dataset.commit("t.lance", op, read_version=1).to_table().to_pydict()
+        {'id': [1, 2]}
+        """
 
         updated_fragments: Sequence[FragmentMetadata]
         deleted_fragment_ids: Sequence[int]
@@ -103,7 +124,15 @@ class LanceOperation:
     @dataclass(frozen=True, slots=True)
     class Update:
         """Rows rewritten: fragments removed, updated (new deletion files or columns) and
-        added; ``update_mode`` ``"rewrite_rows"`` (default) or ``"rewrite_columns"``."""
+        added; ``update_mode`` ``"rewrite_rows"`` (default) or ``"rewrite_columns"``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)
+        >>> new = ls.fragment.write_fragments(pa.table({"id": [30]}), "t.lance")
+        >>> op = ls.LanceOperation.Update(removed_fragment_ids=[1], new_fragments=new)
+        >>> ls.Dataset.commit("t.lance", op, read_version=1).to_table().to_pydict()
+        {'id': [1, 2, 30]}
+        """
 
         removed_fragment_ids: Sequence[int] = ()
         updated_fragments: Sequence[FragmentMetadata] = ()
@@ -128,7 +157,15 @@ class LanceOperation:
     class Merge:
         """Columns added or rewritten: every fragment with its new files, and the schema
         (a :class:`TableSchema`, or a ``pyarrow.Schema`` whose columns keep the field ids
-        the table gives them and whose new columns get new ids)."""
+        the table gives them and whose new columns get new ids).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> fragments = [f.metadata for f in ds.get_fragments()]
+        >>> op = ls.LanceOperation.Merge(fragments, ds.schema.append(pa.field("x", pa.int64())))
+        >>> ls.Dataset.commit("t.lance", op, read_version=1).to_table().to_pydict()
+        {'id': [1, 2], 'x': [None, None]}
+        """
 
         fragments: Sequence[FragmentMetadata]
         schema: TableSchema | pa.Schema
@@ -140,7 +177,14 @@ class LanceOperation:
 
     @dataclass(frozen=True, slots=True)
     class Project:
-        """Columns dropped or renamed: the new schema (a :class:`TableSchema`)."""
+        """Columns dropped or renamed: the new schema (a :class:`TableSchema`).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1], "x": [2]}), "t.lance")
+        >>> op = ls.LanceOperation.Project(ds.semantic_schema.select(["id"]))
+        >>> ls.Dataset.commit("t.lance", op, read_version=1).schema.names
+        ['id']
+        """
 
         schema: TableSchema
         preserves_nullability: bool = False
@@ -150,7 +194,15 @@ class LanceOperation:
 
     @dataclass(frozen=True, slots=True)
     class Restore:
-        """Make ``version`` the newest version again."""
+        """Make ``version`` the newest version again.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> restored = ls.Dataset.commit("t.lance", ls.LanceOperation.Restore(1))
+        >>> restored.version, restored.count_rows()
+        (3, 1)
+        """
 
         version: int
 
@@ -161,7 +213,16 @@ class LanceOperation:
 
     @dataclass(frozen=True, slots=True)
     class RewriteGroup:
-        """Old fragments replaced by new ones holding the same rows."""
+        """Old fragments replaced by new ones holding the same rows (see
+        :class:`Rewrite`).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> old = ls.fragment.write_fragments(pa.table({"id": [1]}), "t.lance")
+        >>> new = ls.fragment.write_fragments(pa.table({"id": [1]}), "t.lance")
+        >>> group = ls.LanceOperation.RewriteGroup(old, new)
+        >>> len(group.old_fragments), len(group.new_fragments)
+        (1, 1)
+        """
 
         old_fragments: Sequence[FragmentMetadata]
         new_fragments: Sequence[FragmentMetadata]
@@ -174,7 +235,17 @@ class LanceOperation:
     class Rewrite:
         """Fragments rearranged without changing rows (compaction). New fragments whose ids
         are all 0 get ids reserved for them (a ``ReserveFragments`` commit first, as
-        ``compact_files`` makes). Index remapping (``rewritten_indices``) is not supported."""
+        ``compact_files`` makes). Index remapping (``rewritten_indices``) is not supported.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)
+        >>> old = [f.metadata for f in ds.get_fragments()]
+        >>> new = ls.fragment.write_fragments(ds.to_table(), "t.lance")  # the same rows
+        >>> op = ls.LanceOperation.Rewrite([ls.LanceOperation.RewriteGroup(old, new)])
+        >>> ds = ls.Dataset.commit("t.lance", op, read_version=1)
+        >>> [f.fragment_id for f in ds.get_fragments()], ds.to_table().to_pydict()
+        ([2], {'id': [1, 2, 3]})
+        """
 
         groups: Sequence[LanceOperation.RewriteGroup]
         rewritten_indices: Sequence[object] = ()
@@ -191,7 +262,15 @@ class LanceOperation:
     @dataclass(frozen=True, slots=True)
     class UpdateConfig:
         """Config, table metadata, schema metadata and field metadata (keyed by field id)
-        changes, each an :class:`UpdateMap` or None."""
+        changes, each an :class:`UpdateMap` or None.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> update = ls.LanceOperation.UpdateMap({"owner": "ops"})
+        >>> op = ls.LanceOperation.UpdateConfig(table_metadata_updates=update)
+        >>> dict(ls.Dataset.commit("t.lance", op, read_version=1).manifest.table_metadata)
+        {'owner': 'ops'}
+        """
 
         config_updates: UpdateMap | None = None
         table_metadata_updates: UpdateMap | None = None

@@ -94,6 +94,16 @@ def write_fragments(
         ``mode="create"`` where a table exists.
     SchemaMismatchError, UnsupportedInputTypeError, InvalidJsonError, InvalidBlobError
         As ``write_dataset`` raises them; the files written so far are removed.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> fragments = ls.fragment.write_fragments(pa.table({"id": [2, 3]}), "t.lance")
+    >>> [(f.id, f.physical_rows) for f in fragments], ds.count_rows()  # not committed yet
+    ([(0, 2)], 1)
+    >>> ls.Dataset.commit("t.lance", ls.LanceOperation.Append(fragments), read_version=1)
+    Dataset(uri='t.lance', version=2, rows=3)
     """
     args.check_mode("mode", mode, ("create", "append", "overwrite"))
     max_rows_per_file = args.check_int("max_rows_per_file", max_rows_per_file, minimum=1)
