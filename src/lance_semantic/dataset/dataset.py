@@ -573,6 +573,8 @@ the literal '3' (Utf8) cannot be compared with column 'id' of type int64 without
 its value; pylance refuses it too: use a literal of the column's type
         >>> ds.to_table(columns=["id"], offset=1, limit=2)["id"].to_pylist()
         [2, 3]
+        >>> ds.to_table(batch_size=1).equals(ds.to_table())  # smaller reads, the same table
+        True
 
         Output encodings: the type's default, the field's entry, the request's override.
 
