@@ -73,5 +73,10 @@ def warm_up() -> dict[str, float]:
     (the first time on a machine: 10 to 30 s each, said on stderr); seconds each took.
 
     Not needed: a process converts its first few MB of JSON without them and loads them when
-    its work grows. Useful in an image build (``lance-semantic warm-up``) or before timing."""
+    its work grows. Useful in an image build (``lance-semantic warm-up``) or before timing.
+
+    >>> import lance_semantic as ls
+    >>> sorted(ls.warm_up())
+    ['check_rows', 'encode_rows', 'render_rows']
+    """
     return json_codec.warm_up()
