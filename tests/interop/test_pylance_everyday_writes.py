@@ -179,3 +179,14 @@ def test_errors_users_catch_are_pylance_classes_too(tmp_path: Path) -> None:
         with pytest.raises(ls.ColumnNotFoundError, match="column 'nope' does not exist") as e:
             call()
         assert isinstance(e.value, ValueError) and e.value.field_path == "nope"
+
+
+def test_duplicate_columns_as_pylance(tmp_path: Path) -> None:
+    """A scan refuses a column named twice (a ValueError, as pylance); a take keeps one."""
+    ours, theirs = _both(tmp_path, "dup", pa.Table.from_pylist(ROWS))
+    with pytest.raises(ValueError):
+        theirs.to_table(columns=["id", "id"])
+    with pytest.raises(ValueError, match="duplicate column name 'id'"):
+        ours.to_table(columns=["id", "id"])
+    got = ours.take([0], columns=["id", "id"])
+    assert got.equals(theirs.take([0], columns=["id", "id"]))

@@ -642,6 +642,8 @@ its value; pylance refuses it too: use a literal of the column's type
         {'s': ['b']}
         """
         idx = args.check_row_indices("indices", indices)
+        if isinstance(columns, list | tuple):  # pylance's take keeps one of each
+            columns = list(dict.fromkeys(columns))
         plan = self._plan(columns, None, output_encodings)
         readers = [
             FragmentReader(self._store, self.semantic_schema, f, plan.top_fields, plan.read_schema)

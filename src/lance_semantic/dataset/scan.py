@@ -187,6 +187,8 @@ def plan_scan(
             columns = [columns]
         for col in columns:
             parts = _split_path(table, col)
+            if any(o.name == col for o in outputs):  # as pylance refuses it
+                raise ValueError(f"duplicate column name '{col}' in columns")
             outputs.append(Output(col, parts))
             if parts[0] not in needed:
                 needed.append(parts[0])
