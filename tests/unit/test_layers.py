@@ -81,3 +81,74 @@ def test_module_imports_only_lower_layers(path: Path) -> None:
     allowed = ALLOWED[group] | {group}
     bad = sorted({g for g in _imports(path) if g not in allowed})
     assert not bad, f"{path.relative_to(PKG)} ({group}) imports {bad}"
+
+
+# ---- no import circle inside a package -------------------------------------------------------
+
+#: packages whose modules must import each other without a circle (every import counts,
+#: also those under ``TYPE_CHECKING`` and inside functions)
+ACYCLIC = ["schema"]
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module ``node`` imports from (``lance_semantic.x.y``)."""
+    if not node.level:
+        return node.module or ""
+    package = ["lance_semantic", *path.relative_to(PKG).parts[:-1]]
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _sibling_imports(path: Path) -> set[str]:
+    """The modules of ``path``'s own package that ``path`` imports, by module name."""
+    package = path.parent
+    prefix = "lance_semantic." + ".".join(package.relative_to(PKG).parts) + "."
+    siblings = {p.stem for p in package.glob("*.py")}
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(path, node)
+            targets.add(module)
+            targets.update(f"{module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            targets.update(a.name for a in node.names)
+    found = {t.removeprefix(prefix).split(".")[0] for t in targets if t.startswith(prefix)}
+    return (found & siblings) - {path.stem}
+
+
+def _graph(package: str) -> dict[str, set[str]]:
+    return {p.stem: _sibling_imports(p) for p in sorted((PKG / package).glob("*.py"))}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph`` (as the modules along it), or None."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return path[path.index(node) :] + [node]
+        if node in done:
+            return None
+        for nxt in sorted(graph[node]):
+            found = visit(nxt, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        found = visit(start, [])
+        if found:
+            return found
+    return None
+
+
+def test_cycle_finder_finds_a_circle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("package", ACYCLIC)
+def test_package_has_no_import_circle(package: str) -> None:
+    circle = _cycle(_graph(package))
+    assert circle is None, f"{package}/ imports in a circle: {' -> '.join(circle or [])}"

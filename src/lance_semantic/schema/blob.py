@@ -22,12 +22,13 @@ import pyarrow as pa
 
 from ..errors import UnsupportedTypeError
 from ..types.blob_layouts import (
+    BLOB_V1_KEY,
     BLOB_V2_EXTENSION,
     V2_LOGICAL_TYPE,
     V2_MINIMAL_TYPE,
     is_logical_v2_type,
 )
-from .field import Field
+from .field import Field, is_blob, is_blob_v1, is_blob_v2
 
 __all__ = [
     "BLOB_V1_KEY",
@@ -53,7 +54,6 @@ __all__ = [
     "is_descriptor_type",
 ]
 
-BLOB_V1_KEY = "lance-encoding:blob"
 PACKED_KEY = "lance-encoding:packed"
 INLINE_THRESHOLD_KEY = "lance-encoding:blob-inline-size-threshold"
 DEDICATED_THRESHOLD_KEY = "lance-encoding:blob-dedicated-size-threshold"
@@ -94,20 +94,6 @@ V2_PREPARED_TYPE = pa.struct(
         pa.field("position", pa.uint64()),
     ]
 )
-
-
-def is_blob_v1(field: Field) -> bool:
-    """A ``large_binary`` field marked ``lance-encoding:blob`` (pylance treats the key as the
-    marker whatever its value)."""
-    return BLOB_V1_KEY in field.metadata and field.arrow_extension_name != BLOB_V2_EXTENSION
-
-
-def is_blob_v2(field: Field) -> bool:
-    return field.arrow_extension_name == BLOB_V2_EXTENSION
-
-
-def is_blob(field: Field) -> bool:
-    return is_blob_v1(field) or is_blob_v2(field)
 
 
 def _arrow_extension(f: pa.Field) -> str | None:

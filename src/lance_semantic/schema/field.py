@@ -11,12 +11,22 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..types.semantic import SemanticType
+from ..types.blob_layouts import BLOB_V1_KEY, BLOB_V2_EXTENSION
+from ..types.logical_type import parse_any_logical_type
+from ..types.semantic import BLOB, JSON, SemanticType
 
-__all__ = ["Field", "TableSchema", "EMPTY_METADATA", "ENCODING", "freeze_metadata"]
+__all__ = [
+    "Field",
+    "TableSchema",
+    "EMPTY_METADATA",
+    "ENCODING",
+    "freeze_metadata",
+    "is_blob",
+    "is_blob_v1",
+    "is_blob_v2",
+    "semantic_type_of",
+]
 
 EMPTY_METADATA: Mapping[str, bytes] = MappingProxyType({})
 
@@ -106,8 +116,6 @@ class Field:
         >>> field.logical_type, str(field.semantic_type), field.semantic_type
         ('large_string', 'string', String())
         """
-        from .semantic import semantic_type_of  # the semantic layer builds on this module
-
         return semantic_type_of(self)
 
     def with_children(self, children: Sequence[Field]) -> Field:
@@ -147,6 +155,29 @@ class Field:
         """
         raw = self.metadata.get("lance-schema:output-encoding")
         return raw.decode() if raw is not None else None
+
+
+def is_blob_v1(field: Field) -> bool:
+    """A ``large_binary`` field marked ``lance-encoding:blob`` (pylance treats the key as the
+    marker whatever its value)."""
+    return BLOB_V1_KEY in field.metadata and field.arrow_extension_name != BLOB_V2_EXTENSION
+
+
+def is_blob_v2(field: Field) -> bool:
+    return field.arrow_extension_name == BLOB_V2_EXTENSION
+
+
+def is_blob(field: Field) -> bool:
+    return is_blob_v1(field) or is_blob_v2(field)
+
+
+def semantic_type_of(field: Field) -> SemanticType:
+    """The semantic type a field's ``logical_type`` (and blob markers) name."""
+    if is_blob(field):
+        return BLOB
+    if field.logical_type == "json":
+        return JSON
+    return parse_any_logical_type(field.logical_type)[0]
 
 
 @dataclass(frozen=True)

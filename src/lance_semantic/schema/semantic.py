@@ -21,9 +21,8 @@ from ..types.layouts import (
     validate_output_encoding,
 )
 from ..types.logical_type import parse_any_logical_type
-from ..types.semantic import BLOB, JSON, SemanticType
-from .blob import is_blob
-from .field import ENCODING, Field, TableSchema, freeze_metadata
+from ..types.semantic import JSON, SemanticType
+from .field import ENCODING, Field, TableSchema, freeze_metadata, is_blob, semantic_type_of
 
 __all__ = [
     "OUTPUT_ENCODING_KEY",
@@ -36,15 +35,6 @@ __all__ = [
 ]
 
 OUTPUT_ENCODING_KEY = "lance-schema:output-encoding"
-
-
-def semantic_type_of(field: Field) -> SemanticType:
-    """The semantic type a field's ``logical_type`` (and blob markers) name."""
-    if is_blob(field):
-        return BLOB
-    if field.logical_type == "json":
-        return JSON
-    return parse_any_logical_type(field.logical_type)[0]
 
 
 def implied_output_encoding(field: Field) -> str | None:

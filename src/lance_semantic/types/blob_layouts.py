@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["BLOB_V2_EXTENSION", "V2_LOGICAL_TYPE", "V2_MINIMAL_TYPE", "is_logical_v2_type"]
+__all__ = [
+    "BLOB_V1_KEY",
+    "BLOB_V2_EXTENSION",
+    "V2_LOGICAL_TYPE",
+    "V2_MINIMAL_TYPE",
+    "is_logical_v2_type",
+]
 
+BLOB_V1_KEY = "lance-encoding:blob"
 BLOB_V2_EXTENSION = "lance.blob.v2"
 
 V2_LOGICAL_TYPE = pa.struct(
