@@ -35,7 +35,7 @@ from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
 
 if TYPE_CHECKING:
-    from .scan import Predicate
+    from .predicate import Predicate
 
 __all__ = ["EVAL_ROWS", "WINDOW_ROWS", "drop_rows", "filtered_batches", "unfiltered_batches"]
 
