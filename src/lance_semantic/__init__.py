@@ -27,12 +27,11 @@ if "LANCE_LOG" not in _os.environ:
 from . import errors, fragment
 from .dataset.check import CheckReport, Problem, check
 from .dataset.cleanup import CleanupStats
-from .dataset.dataset import Dataset, FeatureFlags, dataset
+from .dataset.dataset import Dataset, FeatureFlags, dataset, upgrade, write_dataset
 from .dataset.fragment import LanceFragment
 from .dataset.lance_operation import LanceOperation
-from .dataset.maintenance import upgrade, warm_up
+from .dataset.maintenance import warm_up
 from .dataset.scanner import Scanner
-from .dataset.writing import write_dataset
 from .errors import (
     ColumnNotFoundError,
     CommitConflictError,

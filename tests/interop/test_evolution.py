@@ -259,7 +259,7 @@ def test_add_columns_in_small_batches_around_deleted_rows(tmp_path: Path) -> Non
     res = _compare(
         tmp_path,
         "2.2",
-        lambda ds: add_columns(ds, exprs, batch_size=2),
+        lambda ds: add_columns(ds._snapshot(), exprs, batch_size=2),
         their_op=lambda ds: ds.add_columns(exprs, batch_size=2),
     )
     assert res.operation == ("Merge", False)
@@ -270,7 +270,8 @@ def test_add_columns_keeps_row_order_in_big_batches(tmp_path: Path) -> None:
     n = 20_000
     lance.write_dataset(pa.table({"a": pa.array(range(n), pa.int64())}), tmp_path / "p")
     shutil.copytree(tmp_path / "p", tmp_path / "o")
-    add_columns(ls.dataset(str(tmp_path / "o")), {"b": "a * 2", "c": "a > 3"}, batch_size=n)
+    snapshot = ls.dataset(str(tmp_path / "o"))._snapshot()
+    add_columns(snapshot, {"b": "a * 2", "c": "a > 3"}, batch_size=n)
     lance.dataset(tmp_path / "p").add_columns({"b": "a * 2", "c": "a > 3"})
     ours = lance.dataset(tmp_path / "o").to_table()
     assert ours.column("b").to_pylist() == [2 * i for i in range(n)]

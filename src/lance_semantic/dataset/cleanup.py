@@ -28,7 +28,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from ..commit import refs
 from ..commit.committer import list_versions
@@ -38,10 +37,8 @@ from ..manifest.model import Manifest
 from ..storage import paths
 from ..storage.object_store import FileInfo, ObjectStore
 from . import arguments as args
+from .snapshot import Snapshot
 from .versions import every_manifest
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
 
 __all__ = ["CleanupStats", "cleanup_old_versions", "UNVERIFIED_THRESHOLD"]
 
@@ -184,7 +181,7 @@ def _pick(key: str, kept: set[str], verified: set[str], young: bool, kind: str) 
 
 
 def cleanup_old_versions(
-    ds: Dataset,
+    snap: Snapshot,
     older_than: timedelta | None = None,
     retain_versions: int | None = None,
     *,
@@ -208,13 +205,13 @@ def cleanup_old_versions(
     error_if_tagged = args.check_bool("error_if_tagged_old_versions", error_if_tagged_old_versions)
     if older_than is None and retain is None:
         older_than = DEFAULT_OLDER_THAN
-    store = ds._store
+    store = snap.store
     now_ns = time.time_ns()
     before_ns = None if older_than is None else now_ns - _micros(older_than) * 1000
     before_version = None if retain is None else _before_version(list_versions(store), retain)
     tags = {n: t for n, t in refs.list_tags(store).items() if t.branch is None}
     tagged = {t.version for t in tags.values()}
-    seen = _inspect(store, ds.version, before_ns, before_version, tagged)
+    seen = _inspect(store, snap.version, before_ns, before_version, tagged)
     if error_if_tagged and seen.tagged_old:
         raise TaggedVersionsCleanupError(
             {n: t.version for n, t in tags.items() if t.version in seen.tagged_old}

@@ -36,7 +36,6 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -62,9 +61,7 @@ from . import arguments as args
 from .compaction_layout import MergedColumn, converter, merge_column
 from .compaction_plan import CompactionOptions, CompactionTask, output_row_counts, plan_compaction
 from .progress import Progress, batches_with_progress
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
+from .snapshot import Snapshot, TableHandle
 
 __all__ = [
     "DatasetOptimizer",
@@ -393,23 +390,24 @@ def compaction_metrics(groups: Sequence[RewriteGroup]) -> CompactionMetrics:
 
 
 def compact_files(
-    ds: Dataset, options: CompactionOptions, *, progress: bool = False
-) -> CompactionMetrics:
-    """Plan, rewrite and commit (see the module doc); advances ``ds`` to the new version.
-    ``progress``: a bar of the rows rewritten on stderr."""
-    store, base = ds._store, ds.manifest
+    snap: Snapshot, options: CompactionOptions, *, progress: bool = False
+) -> tuple[Manifest, CompactionMetrics]:
+    """Plan, rewrite and commit (see the module doc); the new manifest (``snap``'s own when
+    there is nothing to compact) and what was done. ``progress``: a bar of the rows
+    rewritten on stderr."""
+    store, base = snap.store, snap.manifest
     check_compactable(base)
-    flags.check_writable(base, ds.uri)
+    flags.check_writable(base, snap.uri)
     tasks = plan_compaction(store, base, options)
     if not tasks:
-        return CompactionMetrics()
+        return base, CompactionMetrics()
     written: list[str] = []
     workers = min(options.num_threads or os.cpu_count() or 1, len(tasks))
 
     bar = Progress(progress, total=sum(t.num_rows for t in tasks), desc="compacting")
 
     def run(task: CompactionTask) -> tuple[Fragment, ...]:
-        return _rewrite(store, base, ds.semantic_types, task, options, written.append, bar)
+        return _rewrite(store, base, snap.semantic_types, task, options, written.append, bar)
 
     try:
         if workers > 1:
@@ -427,8 +425,7 @@ def compact_files(
         raise
     finally:
         bar.close()
-    ds._advance(manifest)
-    return _metrics(groups)
+    return manifest, _metrics(groups)
 
 
 #: pylance 14 options lance-semantic does not implement, with the values that mean "off"
@@ -462,7 +459,7 @@ class DatasetOptimizer:
     'DatasetOptimizer'
     """
 
-    def __init__(self, ds: Dataset) -> None:
+    def __init__(self, ds: TableHandle) -> None:
         self._ds = ds
 
     def compact_files(
@@ -530,7 +527,7 @@ class DatasetOptimizer:
         _check_pylance_options(pylance_options)
         args.check_bool("progress", progress)
         options = CompactionOptions.resolve(
-            self._ds.manifest.config,
+            self._ds._snapshot().manifest.config,
             target_rows_per_fragment=target_rows_per_fragment,
             max_rows_per_group=max_rows_per_group,
             materialize_deletions=materialize_deletions,
@@ -538,4 +535,4 @@ class DatasetOptimizer:
             num_threads=num_threads,
             batch_size=batch_size,
         )
-        return compact_files(self._ds, options, progress=progress)
+        return self._ds._apply(lambda snap: compact_files(snap, options, progress=progress))

@@ -8,29 +8,28 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from ..commit.committer import commit, list_versions, load_manifest
-from ..errors import InvalidOutputEncodingError, ReadError
+from ..commit.committer import list_versions, load_manifest
+from ..errors import ReadError
 from ..manifest import flags
-from ..manifest.model import Manifest, Restore, UpdateConfig, UpdateMap
+from ..manifest.model import Manifest
 from ..read.output import output_schema
 from ..read.scan import FragmentReader
 from ..schema.field import TableSchema
-from ..schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
 from ..storage.blobs import BlobFile
 from ..storage.object_store import ObjectStore, open_store
-from ..types.layouts import validate_output_encoding
+from ..write.fragments import MAX_BYTES_PER_FILE
 from . import arguments as args
-from . import arrow_dataset, evolution, mutations
+from . import arrow_dataset, evolution, maintenance, mutations
 from .blobs import take_blobs
 from .cleanup import CleanupStats, cleanup_old_versions
 from .compaction import DatasetOptimizer
@@ -38,14 +37,18 @@ from .fragment import LanceFragment
 from .indices import IndexInformation, list_indices
 from .lance_operation import AnyOperation
 from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
-from .scan import Columns, ScanPlan, plan_scan, run_scan, take_rows
+from .retry import retrying
+from .scan import Columns, Filter, ScanPlan, plan_scan, run_scan, take_rows
 from .scanner import TABLE_BATCH, Scanner, make_scanner
+from .snapshot import Snapshot
 from .tags import Reference, Tags, resolve_reference
+from .two_phase import commit_operation
 from .versions import LanceStats, Version, all_versions, version_entry
+from .writing import write_snapshot
 
-__all__ = ["Dataset", "dataset", "FeatureFlags"]
+__all__ = ["Dataset", "dataset", "write_dataset", "upgrade", "FeatureFlags"]
 
-Filter: TypeAlias = str | pc.Expression  # a SQL string or an Arrow compute expression
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,117 @@ def dataset(
     reference = args.check_reference(version)
     store = open_store(uri, args.check_storage_options(storage_options))
     return Dataset._open(store, uri, resolve_reference(store, reference))
+
+
+def write_dataset(
+    data: Any,
+    uri: str | os.PathLike[str] | ObjectStore,
+    schema: pa.Schema | None = None,
+    mode: Literal["create", "append", "overwrite"] = "create",
+    *,
+    data_storage_version: str | None = None,
+    semantic_types: bool | None = None,
+    max_rows_per_file: int = 1_048_576,
+    max_bytes_per_file: int = MAX_BYTES_PER_FILE,
+    storage_options: Mapping[str, str] | None = None,
+    allow_external_blob_outside_bases: bool = False,
+    progress: bool = False,
+    _uri: str | None = None,
+    _base: Manifest | None = None,
+) -> Dataset:
+    """Write ``data`` as a Lance table at ``uri``.
+
+    Parameters
+    ----------
+    data
+        A ``pa.Table``, ``pa.RecordBatch``, ``pa.RecordBatchReader``, an iterable of batches,
+        a pandas DataFrame, or anything exposing ``__arrow_c_stream__``.
+    mode
+        ``"create"`` (fails if a table exists), ``"append"`` or ``"overwrite"``. Append and
+        overwrite create the table when there is none, as in pylance.
+    data_storage_version
+        ``"2.0"`` … ``"2.3"`` (or ``"stable"`` / ``"next"``) for new tables; default ``"2.2"``.
+    schema
+        The schema to write ``data`` as (columns are selected and cast to it), as pylance.
+    max_rows_per_file
+        Rows per data file; larger inputs are split into several fragments.
+    max_bytes_per_file
+        A soft limit on each data file's size, as pylance's: a new file starts once the rows
+        written to the current one hold this many bytes in Arrow memory (default 90 GiB).
+    allow_external_blob_outside_bases
+        Store blob v2 values given as URIs as absolute external URIs (as pylance's option of
+        the same name; without it such values are refused).
+    progress
+        Show a progress bar of the rows written on stderr (``tqdm``).
+
+    Raises
+    ------
+    DatasetExistsError
+        ``mode="create"`` over an existing table.
+    SchemaMismatchError
+        Appended data whose types differ from the table's (legacy rule: exact Arrow types).
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+    >>> ds.version, ds.count_rows(), ds.semantic_types
+    (1, 2, False)
+    >>> ls.write_dataset(pa.table({"id": [3]}), "t.lance", mode="append").count_rows()
+    3
+    >>> ls.write_dataset(pa.table({"id": [3]}), "t.lance")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    lance_semantic.errors.DatasetExistsError: Dataset already exists: t.lance (use ...)
+
+    Data storage 2.3 makes a table with semantic types: appends may bring any accepted
+    layout of a column's type.
+
+    >>> ds = ls.write_dataset(pa.table({"s": ["a"]}), "s.lance", data_storage_version="2.3")
+    >>> large = pa.table({"s": pa.array(["b"], pa.large_string())})
+    >>> ls.write_dataset(large, "s.lance", mode="append").to_table().to_pydict()
+    {'s': ['a', 'b']}
+    """
+    snapshot = write_snapshot(
+        data,
+        uri,
+        schema,
+        mode,
+        data_storage_version=data_storage_version,
+        semantic_types=semantic_types,
+        max_rows_per_file=max_rows_per_file,
+        max_bytes_per_file=max_bytes_per_file,
+        storage_options=storage_options,
+        allow_external_blob_outside_bases=allow_external_blob_outside_bases,
+        progress=progress,
+        _uri=_uri,
+        _base=_base,
+    )
+    return Dataset(snapshot.store, snapshot.uri, snapshot.manifest)
+
+
+def upgrade(
+    uri: str | os.PathLike[str], *, storage_options: Mapping[str, str] | None = None
+) -> Dataset:
+    """Open the table at ``uri`` and upgrade it to semantic types in one metadata-only
+    commit (see :func:`upgrade_dataset`); a flagged table is left as it is.
+
+    Returns
+    -------
+    Dataset
+        The table at its new version.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> _ = ls.write_dataset(pa.table({"s": pa.array(["a"], pa.large_string())}), "t.lance")
+    >>> ds = ls.upgrade("t.lance")
+    >>> ds.semantic_types, ds.version, ds.semantic_schema.field("s").output_encoding
+    (True, 2, 'large_utf8')
+    >>> ls.upgrade("t.lance").version  # already upgraded: nothing committed
+    2
+    """
+    return maintenance.upgrade_dataset(dataset(uri, storage_options=storage_options))
 
 
 class Dataset(pds.Dataset):
@@ -194,8 +308,6 @@ class Dataset(pds.Dataset):
         ...
         ValueError: read_version is required for all operations except Overwrite and Restore
         """
-        from .two_phase import commit_operation
-
         store, display, manifest = commit_operation(
             uri,
             operation,
@@ -370,8 +482,7 @@ class Dataset(pds.Dataset):
         >>> restored.version, restored.count_rows()
         (3, 1)
         """
-        latest = load_manifest(self._store)
-        self._manifest = commit(self._store, latest, Restore(version=self.version))
+        self._advance(maintenance.restore_version(self._snapshot()))
         return self
 
     # ---- reads ----------------------------------------------------------------------------
@@ -738,26 +849,7 @@ its value; pylance refuses it too: use a literal of the column's type
         lance_semantic.errors.InvalidOutputEncodingError: field 's': invalid output encoding \
 'decimal128': decimal128 is an output encoding of decimal, not of string (valid: ...)
         """
-        args.check_str("field_path", field_path)
-        if encoding is not None:
-            args.check_str("encoding", encoding, empty=True)
-        shown = str(encoding)
-        if not self.semantic_types:
-            raise InvalidOutputEncodingError(
-                field_path,
-                shown,
-                "legacy table: output encodings need semantic types (upgrade the table first)",
-            )
-        try:
-            field = self.semantic_schema.field(field_path)
-        except KeyError:
-            raise InvalidOutputEncodingError(field_path, shown, "no such field") from None
-        if encoding is not None:
-            validate_output_encoding(semantic_type_of(field), encoding, path=field_path)
-        op = UpdateConfig(
-            field_metadata_updates={field.id: UpdateMap({OUTPUT_ENCODING_KEY: encoding})}
-        )
-        self._manifest = commit(self._store, self._manifest, op)
+        self._advance(maintenance.set_output_encoding(self._snapshot(), field_path, encoding))
         return self
 
     def upgrade_semantic_types(self) -> Dataset:
@@ -773,9 +865,7 @@ its value; pylance refuses it too: use a literal of the column's type
         >>> ds.semantic_schema.field("s").logical_type, ds.schema.field("s").type
         ('string', DataType(large_string))
         """
-        from .maintenance import upgrade_dataset
-
-        return upgrade_dataset(self)
+        return maintenance.upgrade_dataset(self)
 
     # ---- writes ---------------------------------------------------------------------------
     def delete(self, predicate: Filter) -> DeleteResult:
@@ -797,7 +887,7 @@ its value; pylance refuses it too: use a literal of the column's type
         ({'id': [1]}, 2)
         """
         args.check_filter("predicate", predicate, optional=False)
-        return mutations.delete(self, predicate)
+        return self._apply(lambda snap: mutations.delete(snap, predicate), retry=True)
 
     def update(self, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
         """Set columns to SQL expressions on the rows matching ``where`` (every row when
@@ -831,7 +921,7 @@ its value; pylance refuses it too: use a literal of the column's type
         """
         args.check_str_mapping("updates", updates, values="SQL expression (str)", optional=False)
         args.check_filter("where", where)
-        return mutations.update(self, updates, where)
+        return self._apply(lambda snap: mutations.update(snap, updates, where), retry=True)
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
         """A builder for an upsert keyed on the column(s) ``on`` (see
@@ -877,7 +967,8 @@ its value; pylance refuses it too: use a literal of the column's type
             args.check_str_mapping("transforms", transforms, values="SQL expression (str)")
         if read_columns is not None:
             args.check_column_names("read_columns", read_columns)
-        return evolution.add_columns(self, transforms, read_columns)
+        self._advance(evolution.add_columns(self._snapshot(), transforms, read_columns))
+        return self
 
     def drop_columns(self, columns: Sequence[str]) -> Dataset:
         """Remove columns (a metadata-only commit; indices on them go too).
@@ -888,7 +979,8 @@ its value; pylance refuses it too: use a literal of the column's type
         ['id']
         """
         args.check_column_names("columns", columns)
-        return evolution.drop_columns(self, columns)
+        self._advance(evolution.drop_columns(self._snapshot(), columns))
+        return self
 
     def alter_columns(self, *alterations: Mapping[str, Any]) -> Dataset:
         """Rename, change nullability or change the type of columns: each alteration is a
@@ -912,7 +1004,8 @@ its value; pylance refuses it too: use a literal of the column's type
         >>> ds.alter_columns({"path": "id", "nullable": False}).schema.field("id")
         pyarrow.Field<id: int64 not null>
         """
-        return evolution.alter_columns(self, alterations)
+        self._advance(evolution.alter_columns(self._snapshot(), alterations))
+        return self
 
     @property
     def optimize(self) -> DatasetOptimizer:
@@ -941,8 +1034,6 @@ its value; pylance refuses it too: use a literal of the column's type
         >>> ds.version
         3
         """
-        from .writing import write_dataset
-
         new = write_dataset(
             data, self._store, mode=mode, _uri=self._uri, _base=self._manifest, **kwargs
         )
@@ -951,6 +1042,21 @@ its value; pylance refuses it too: use a literal of the column's type
 
     def _advance(self, manifest: Manifest) -> None:
         self._manifest = manifest
+
+    def _snapshot(self) -> Snapshot:
+        return Snapshot(self._store, self._uri, self._manifest)
+
+    def _apply(
+        self, operation: Callable[[Snapshot], tuple[Manifest, R]], *, retry: bool = False
+    ) -> R:
+        if retry:
+            manifest, result = retrying(
+                self._snapshot(), operation, reloaded=lambda s: self._advance(s.manifest)
+            )
+        else:
+            manifest, result = operation(self._snapshot())
+        self._advance(manifest)
+        return result
 
     # ---- everyday pylance verbs: tags, cleanup, head / sample, indices, stats ---------------
     @property
@@ -1003,7 +1109,7 @@ its value; pylance refuses it too: use a literal of the column's type
         (1, 1, [2])
         """
         return cleanup_old_versions(
-            self,
+            self._snapshot(),
             older_than,
             retain_versions,
             delete_unverified=delete_unverified,

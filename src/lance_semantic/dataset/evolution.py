@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from ..commit.committer import commit
 from ..errors import CommitOutcomeUnknownError, NotSupportedYetError
 from ..manifest.indices import index_field_ids
-from ..manifest.model import DataFile, Fragment, Merge, Project, preserves_nullability
+from ..manifest.model import DataFile, Fragment, Manifest, Merge, Project, preserves_nullability
 from ..read.output import output_field
 from ..schema.arrow import field_from_arrow, field_to_arrow
 from ..schema.datafile import check_storage_version_support
@@ -56,13 +56,12 @@ from .evolution_common import (
     SchemaEvolutionError,
     delete_written,
     next_field_id,
+    scan_columns,
     with_files,
     write_column_files,
 )
 from .scan import DEFAULT_BATCH_SIZE, plan_scan
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
+from .snapshot import Snapshot
 
 __all__ = [
     "add_columns",
@@ -107,7 +106,7 @@ def _exclude(field: Field, dropped: set[str]) -> Field | None:
     return replace(field, children=tuple(kids)) if kids else None
 
 
-def drop_columns(ds: Dataset, columns: Sequence[str]) -> Dataset:
+def drop_columns(snap: Snapshot, columns: Sequence[str]) -> Manifest:
     """Drop top-level columns or nested fields (``"s.x"``) in one metadata-only commit.
 
     As in pylance, a struct whose every child is dropped goes too; on data storage 2.0 and
@@ -123,9 +122,9 @@ def drop_columns(ds: Dataset, columns: Sequence[str]) -> Dataset:
     """
     if isinstance(columns, str):
         columns = [columns]
-    schema = ds.semantic_schema
+    schema = snap.semantic_schema
     dropped = {_field(schema, c).path for c in columns}
-    partial_nested = parse_storage_version(ds.data_storage_version) >= (2, 2)
+    partial_nested = parse_storage_version(snap.data_storage_version) >= (2, 2)
     kept = []
     for top in schema.fields:
         if top.path in dropped:
@@ -141,8 +140,7 @@ def drop_columns(ds: Dataset, columns: Sequence[str]) -> Dataset:
     if not kept:
         raise SchemaEvolutionError(", ".join(columns), "cannot drop all columns from a dataset")
     new = TableSchema.of(kept, schema.metadata)
-    ds._advance(commit(ds._store, ds.manifest, Project(schema=new, preserves_nullability=True)))
-    return ds
+    return commit(snap.store, snap.manifest, Project(schema=new, preserves_nullability=True))
 
 
 # ---- alter: validation ----------------------------------------------------------------------
@@ -210,8 +208,8 @@ def castable(source: pa.DataType, target: pa.DataType) -> bool:
     return True
 
 
-def _check_no_nulls(ds: Dataset, field: Field) -> None:
-    schema = ds.semantic_schema
+def _check_no_nulls(snap: Snapshot, field: Field) -> None:
+    schema = snap.semantic_schema
     parts = field.path.split(".")
     if any(
         schema.field(".".join(parts[:i])).logical_type != "struct" for i in range(1, len(parts))
@@ -219,7 +217,7 @@ def _check_no_nulls(ds: Dataset, field: Field) -> None:
         raise NotSupportedYetError(
             f"making '{field.path}' non-nullable (only top-level columns and struct members)"
         )
-    for batch in ds.to_batches(columns=[field.path]):
+    for batch in scan_columns(snap, [field.path]):
         if batch.column(0).null_count:
             raise SchemaEvolutionError(
                 field.path, "the column contains nulls and cannot be made non-nullable"
@@ -278,13 +276,13 @@ class _Cast:
 class _Alteration:
     """The schema after a sequence of alterations, built field by field."""
 
-    def __init__(self, ds: Dataset) -> None:
-        self.ds = ds
-        self.schema = ds.semantic_schema
-        self.flagged = ds.semantic_types
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self.schema = snap.semantic_schema
+        self.flagged = snap.semantic_types
         self.current: dict[int, Field] = {}  # old id -> field as altered (not retyped)
         self.casts: dict[int, _Cast] = {}  # old id -> retyped field
-        self.ids = itertools.count(next_field_id(ds.manifest))
+        self.ids = itertools.count(next_field_id(snap.manifest))
         self.tightens = False
 
     def _dest(self, src: Field) -> Field:
@@ -317,7 +315,7 @@ class _Alteration:
                 src.path, "at least one of name, nullable or data_type must be given"
             )
         if nullable is False and src.nullable:
-            _check_no_nulls(self.ds, src)
+            _check_no_nulls(self.snap, src)
             self.tightens = True
         dest = self._dest(src)
         if name is not None:
@@ -375,7 +373,7 @@ class _Alteration:
         fields = [rebuild(f) for f in self.schema.fields]
         _check_names(fields, top=True)
         new = TableSchema.of(fields, self.schema.metadata)
-        version = parse_storage_version(self.ds.data_storage_version)
+        version = parse_storage_version(self.snap.data_storage_version)
         check_storage_version_support(new.fields, version)
         return new
 
@@ -450,7 +448,7 @@ class _Rewriter:
             ) from e
 
 
-def _rewrite(ds: Dataset, plan: _Alteration, new_schema: TableSchema) -> Dataset:
+def _rewrite(snap: Snapshot, plan: _Alteration, new_schema: TableSchema) -> Manifest:
     old_schema = plan.schema
     casts = list(plan.casts.values())
     for c in casts:
@@ -459,7 +457,7 @@ def _rewrite(ds: Dataset, plan: _Alteration, new_schema: TableSchema) -> Dataset
                 raise SchemaEvolutionError(
                     c.old.path, f"cannot change its type together with that of {other.old.path}"
                 )
-    if ds.data_storage_version == "2.0" and any(c.old.parent_id != -1 for c in casts):
+    if snap.data_storage_version == "2.0" and any(c.old.parent_id != -1 for c in casts):
         # pylance 14 commits the same fields, tombstones and files, but then cannot read
         # the table ("projection supplied fewer column indices than its fields require")
         raise NotSupportedYetError(
@@ -487,15 +485,15 @@ def _rewrite(ds: Dataset, plan: _Alteration, new_schema: TableSchema) -> Dataset
     written: list[str] = []
     try:
         files = write_column_files(
-            ds._store,
-            ds.manifest,
+            snap.store,
+            snap.manifest,
             source,
             out_fields,
             flagged=plan.flagged,
             batch_size=DEFAULT_BATCH_SIZE,
             written=written,
         )
-        fragments = _retire_superseded(with_files(ds.manifest.fragments, files), new_schema)
+        fragments = _retire_superseded(with_files(snap.manifest.fragments, files), new_schema)
         touches_required = any(
             not c.new.nullable or not _top(new_schema, c.new.id).nullable for c in casts
         )
@@ -505,13 +503,12 @@ def _rewrite(ds: Dataset, plan: _Alteration, new_schema: TableSchema) -> Dataset
             preserves_nullability=not touches_required
             and preserves_nullability(old_schema, new_schema),
         )
-        ds._advance(commit(ds._store, ds.manifest, op))
+        return commit(snap.store, snap.manifest, op)
     except CommitOutcomeUnknownError:
         raise  # a published manifest may name the files: kept
     except BaseException:
-        delete_written(ds._store, written)
+        delete_written(snap.store, written)
         raise
-    return ds
 
 
 def _top(schema: TableSchema, field_id: int) -> Field:
@@ -541,7 +538,7 @@ def _retire_superseded(fragments: Sequence[Fragment], schema: TableSchema) -> li
     return out
 
 
-def alter_columns(ds: Dataset, alterations: Sequence[Mapping[str, Any]]) -> Dataset:
+def alter_columns(snap: Snapshot, alterations: Sequence[Mapping[str, Any]]) -> Manifest:
     """Rename columns, change their nullability or their data type, in one commit.
 
     Each alteration is a dict with ``"path"`` (dotted for nested fields) and any of
@@ -559,7 +556,7 @@ def alter_columns(ds: Dataset, alterations: Sequence[Mapping[str, Any]]) -> Data
     """
     if not alterations:
         raise SchemaEvolutionError("", "no alteration given")
-    plan = _Alteration(ds)
+    plan = _Alteration(snap)
     for alteration in alterations:
         plan.apply(alteration)
     new_schema = plan.new_schema()
@@ -574,16 +571,15 @@ def alter_columns(ds: Dataset, alterations: Sequence[Mapping[str, Any]]) -> Data
             schema=new_schema,
             preserves_nullability=preserves_nullability(plan.schema, new_schema),
         )
-        ds._advance(commit(ds._store, ds.manifest, op))
-        return ds
-    _refuse_indexed_casts(ds, plan)
-    return _rewrite(ds, plan, new_schema)
+        return commit(snap.store, snap.manifest, op)
+    _refuse_indexed_casts(snap, plan)
+    return _rewrite(snap, plan, new_schema)
 
 
-def _refuse_indexed_casts(ds: Dataset, plan: _Alteration) -> None:
+def _refuse_indexed_casts(snap: Snapshot, plan: _Alteration) -> None:
     """pylance 14 refuses to cast a column an index covers (the cast rewrites the data the
     index points into); so do we, before anything is written."""
-    indexed = index_field_ids(ds.manifest.index_section)
+    indexed = index_field_ids(snap.manifest.index_section)
     hit = [c.old.path for c in plan.casts.values() if indexed & {f.id for f in c.old.walk()}]
     if hit:
         raise SchemaEvolutionError(

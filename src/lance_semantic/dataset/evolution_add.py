@@ -16,13 +16,13 @@ default (spec "Output Encoding"); its data files keep that layout.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
 from ..commit.committer import commit
 from ..errors import CommitOutcomeUnknownError, NotSupportedYetError
-from ..manifest.model import Merge, preserves_nullability
+from ..manifest.model import Manifest, Merge, preserves_nullability
 from ..read.views import has_view, to_kernel_layout
 from ..schema.arrow import assign_new_ids
 from ..schema.datafile import check_storage_version_support
@@ -35,23 +35,22 @@ from .evolution_common import (
     SchemaEvolutionError,
     delete_written,
     next_field_id,
+    scan_columns,
     with_files,
     write_column_files,
 )
 from .evolution_sql import ColumnExpression, is_null_cast
 from .expressions import referenced_columns
 from .scan import DEFAULT_BATCH_SIZE, plan_scan, project
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
+from .snapshot import Snapshot
 
 __all__ = ["add_columns"]
 
 
-def _new_fields(ds: Dataset, arrow_schema: pa.Schema) -> tuple[Field, ...]:
+def _new_fields(snap: Snapshot, arrow_schema: pa.Schema) -> tuple[Field, ...]:
     """The new top-level fields (ids from :func:`next_field_id`), canonical on flagged
     tables; raises when a name is taken."""
-    manifest = ds.manifest
+    manifest = snap.manifest
     existing = {f.name for f in manifest.schema.fields}
     for af in arrow_schema:
         if af.name in existing:
@@ -59,13 +58,15 @@ def _new_fields(ds: Dataset, arrow_schema: pa.Schema) -> tuple[Field, ...]:
     fields = assign_new_ids(arrow_schema, next_field_id(manifest))
     check_reserved_names(fields)
     check_storage_version_support(fields, parse_storage_version(manifest.data_storage_version))
-    if ds.semantic_types:
+    if snap.semantic_types:
         fields = canonicalize_created(TableSchema(fields), arrow_schema).fields
     return fields
 
 
-def _commit_merge(ds: Dataset, new_fields: Sequence[Field], files: Sequence[Any] | None) -> Dataset:
-    manifest = ds.manifest
+def _commit_merge(
+    snap: Snapshot, new_fields: Sequence[Field], files: Sequence[Any] | None
+) -> Manifest:
+    manifest = snap.manifest
     old = manifest.schema
     schema = TableSchema.of((*old.fields, *new_fields), old.metadata)
     fragments = list(manifest.fragments) if files is None else with_files(manifest.fragments, files)
@@ -74,63 +75,62 @@ def _commit_merge(ds: Dataset, new_fields: Sequence[Field], files: Sequence[Any]
         schema=schema,
         preserves_nullability=preserves_nullability(old, schema),
     )
-    ds._advance(commit(ds._store, manifest, op))
-    return ds
+    return commit(snap.store, manifest, op)
 
 
-def _add_all_null(ds: Dataset, arrow_schema: pa.Schema) -> Dataset:
+def _add_all_null(snap: Snapshot, arrow_schema: pa.Schema) -> Manifest:
     for af in arrow_schema:
         if not af.nullable:
             raise SchemaEvolutionError(
                 af.name, "all-null columns must be nullable, but this field is not"
             )
-    return _commit_merge(ds, _new_fields(ds, arrow_schema), None)
+    return _commit_merge(snap, _new_fields(snap, arrow_schema), None)
 
 
 def _write_and_commit(
-    ds: Dataset,
+    snap: Snapshot,
     arrow_schema: pa.Schema,
     source: ColumnSource,
     batch_size: int | None,
     check: Callable[[], None] | None = None,
-) -> Dataset:
-    fields = _new_fields(ds, arrow_schema)
+) -> Manifest:
+    fields = _new_fields(snap, arrow_schema)
     written: list[str] = []
     try:
         files = write_column_files(
-            ds._store,
-            ds.manifest,
+            snap.store,
+            snap.manifest,
             source,
             fields,
-            flagged=ds.semantic_types,
+            flagged=snap.semantic_types,
             batch_size=batch_size or DEFAULT_BATCH_SIZE,
             written=written,
         )
         if check is not None:
             check()
-        return _commit_merge(ds, fields, files)
+        return _commit_merge(snap, fields, files)
     except CommitOutcomeUnknownError:
         raise  # a published manifest may name the files: kept
     except BaseException:
-        delete_written(ds._store, written)
+        delete_written(snap.store, written)
         raise
 
 
-def _add_sql(ds: Dataset, transforms: Mapping[str, str], batch_size: int | None) -> Dataset:
-    table = ds.semantic_schema
+def _add_sql(snap: Snapshot, transforms: Mapping[str, str], batch_size: int | None) -> Manifest:
+    table = snap.semantic_schema
     for name, sql in transforms.items():
         if not isinstance(name, str):
             raise TypeError(f"column names must be strings, got {type(name).__name__}")
         if not isinstance(sql, str):
             raise TypeError(f"column expressions must be strings, got {type(sql).__name__}")
     needed = referenced_columns(" ".join(transforms.values()), table.names)
-    plan = plan_scan(table, needed, None, flagged=ds.semantic_types)
+    plan = plan_scan(table, needed, None, flagged=snap.semantic_types)
     # the expressions see the columns as reads return them (views included): the new
     # columns' layouts, recorded as their output encodings, follow them
     null_types = [is_null_cast(sql, plan.layout_schema) for sql in transforms.values()]
     if transforms and all(t is not None for t in null_types):
         return _add_all_null(
-            ds, pa.schema([pa.field(n, t) for n, t in zip(transforms, null_types, strict=True)])
+            snap, pa.schema([pa.field(n, t) for n, t in zip(transforms, null_types, strict=True)])
         )
     exprs = [ColumnExpression(name, sql, plan.layout_schema) for name, sql in transforms.items()]
     out = pa.schema([e.field for e in exprs])
@@ -140,7 +140,7 @@ def _add_sql(ds: Dataset, transforms: Mapping[str, str], batch_size: int | None)
         return _without_views(values)
 
     source = ColumnSource(plan.top_fields, plan.layout_schema, transform)
-    return _write_and_commit(ds, out, source, batch_size)
+    return _write_and_commit(snap, out, source, batch_size)
 
 
 def _to_batch(result: Any) -> pa.RecordBatch:
@@ -159,18 +159,18 @@ def _to_batch(result: Any) -> pa.RecordBatch:
 
 
 def _add_udf(
-    ds: Dataset,
+    snap: Snapshot,
     func: Callable[[pa.RecordBatch], Any],
     read_columns: Sequence[str] | None,
     batch_size: int | None,
-) -> Dataset:
+) -> Manifest:
     if read_columns is not None:
         special = [c for c in read_columns if c in ("_rowid", "_rowaddr")]
         if special:
             raise NotSupportedYetError(f"reading {special[0]} in an add_columns function")
-    plan = plan_scan(ds.semantic_schema, read_columns, None, flagged=ds.semantic_types)
+    plan = plan_scan(snap.semantic_schema, read_columns, None, flagged=snap.semantic_types)
     # like pylance, the output schema is that of the function's result on a one-row sample
-    sample = next(iter(ds.to_batches(columns=read_columns, limit=1)), None)
+    sample = next(iter(scan_columns(snap, read_columns, limit=1)), None)
     if sample is None:
         sample = pa.RecordBatch.from_pylist([], schema=plan.output_schema)
     declared = getattr(func, "output_schema", None)
@@ -192,7 +192,7 @@ def _add_udf(
         return _without_views(result)
 
     source = ColumnSource(plan.top_fields, plan.read_schema, transform)
-    return _write_and_commit(ds, out_schema, source, batch_size)
+    return _write_and_commit(snap, out_schema, source, batch_size)
 
 
 class _RowFeed:
@@ -232,7 +232,7 @@ class _RowFeed:
             )
 
 
-def _add_reader(ds: Dataset, data: Any, batch_size: int | None) -> Dataset:
+def _add_reader(snap: Snapshot, data: Any, batch_size: int | None) -> Manifest:
     try:
         reader = coerce_reader(data)
     except TypeError as e:
@@ -245,9 +245,9 @@ def _add_reader(ds: Dataset, data: Any, batch_size: int | None) -> Dataset:
     def transform(batch: pa.RecordBatch) -> pa.RecordBatch:
         return _without_views(feed.take(batch.num_rows) if batch.num_rows else _empty(feed.schema))
 
-    plan = plan_scan(ds.semantic_schema, [], None, flagged=ds.semantic_types)
+    plan = plan_scan(snap.semantic_schema, [], None, flagged=snap.semantic_types)
     source = ColumnSource(plan.top_fields, plan.read_schema, transform)
-    return _write_and_commit(ds, feed.schema, source, batch_size, feed.check_exhausted)
+    return _write_and_commit(snap, feed.schema, source, batch_size, feed.check_exhausted)
 
 
 def _empty(schema: pa.Schema) -> pa.RecordBatch:
@@ -266,12 +266,12 @@ def _without_views(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def add_columns(
-    ds: Dataset,
+    snap: Snapshot,
     transforms: Any,
     read_columns: Sequence[str] | None = None,
     batch_size: int | None = None,
-) -> Dataset:
-    """Add columns to ``ds`` in one ``Merge`` commit (see the module docstring)."""
+) -> Manifest:
+    """Add columns to ``snap`` in one ``Merge`` commit (see the module docstring)."""
     if isinstance(transforms, pa.Field):
         transforms = [transforms]
     if (
@@ -283,9 +283,9 @@ def add_columns(
     if isinstance(transforms, (pa.Schema, Mapping)) and not len(transforms):
         raise SchemaEvolutionError("", "no columns to add")
     if isinstance(transforms, pa.Schema):
-        return _add_all_null(ds, transforms)
+        return _add_all_null(snap, transforms)
     if isinstance(transforms, Mapping):
-        return _add_sql(ds, transforms, batch_size)
+        return _add_sql(snap, transforms, batch_size)
     if callable(transforms) and not isinstance(transforms, pa.RecordBatchReader):
-        return _add_udf(ds, transforms, read_columns, batch_size)
-    return _add_reader(ds, transforms, batch_size)
+        return _add_udf(snap, transforms, read_columns, batch_size)
+    return _add_reader(snap, transforms, batch_size)

@@ -32,6 +32,8 @@ from ..types.layouts import OFFSET_LIMIT
 from ..write.blob_values import BlobPreparer, blob_columns
 from ..write.boundary import Boundary, check_file_layout
 from ..write.fragments import parse_storage_version, unsliced_array
+from .scan import plan_scan, run_scan
+from .snapshot import Snapshot
 
 __all__ = [
     "ColumnNotFoundError",
@@ -42,6 +44,7 @@ __all__ = [
     "TOMBSTONE_FIELD_ID",
     "delete_written",
     "with_files",
+    "scan_columns",
 ]
 
 #: ``DataFile.fields`` entry of a field whose data in that file was superseded (2.0 parents)
@@ -290,3 +293,11 @@ def delete_written(store: ObjectStore, written: Sequence[str]) -> None:
 def with_files(fragments: Sequence[Fragment], files: Sequence[DataFile]) -> list[Fragment]:
     """Every fragment with its new data file appended."""
     return [replace(f, files=(*f.files, df)) for f, df in zip(fragments, files, strict=True)]
+
+
+def scan_columns(
+    snap: Snapshot, columns: Sequence[str] | None, *, limit: int | None = None
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``columns`` (all: None) as ``Dataset.to_batches`` reads them."""
+    plan = plan_scan(snap.semantic_schema, columns, None, flagged=snap.semantic_types)
+    return run_scan(snap.store, snap.semantic_schema, snap.manifest.fragments, plan, limit=limit)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -11,12 +11,33 @@ import pyarrow as pa
 from ..errors import ReadError
 from ..manifest.model import Fragment
 from .arguments import check_row_indices
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
-    from .scan import Columns
+from .scan import Columns, Filter, ScanPlan
+from .snapshot import TableHandle
 
 __all__ = ["LanceFragment"]
+
+
+class _Owner(TableHandle, Protocol):
+    """The handle a fragment reads through (a ``Dataset``)."""
+
+    def to_batches(
+        self,
+        columns: Columns | None = None,
+        filter: Filter | None = None,
+        *,
+        output_encodings: Mapping[str, str] | None = None,
+        batch_size: int | None = None,
+        fragments: Sequence[LanceFragment] | None = None,
+    ) -> Iterator[pa.RecordBatch]: ...
+
+    def to_table(self, columns: Columns | None = None, *, limit: int | None = None) -> pa.Table: ...
+
+    def _plan(
+        self,
+        columns: Columns | None,
+        filter: Filter | None,
+        output_encodings: Mapping[str, str] | None,
+    ) -> ScanPlan: ...
 
 
 class LanceFragment:
@@ -30,7 +51,7 @@ class LanceFragment:
     [LanceFragment(id=0, physical_rows=2), LanceFragment(id=1, physical_rows=1)]
     """
 
-    def __init__(self, ds: Dataset, fragment: Fragment) -> None:
+    def __init__(self, ds: _Owner, fragment: Fragment) -> None:
         self._ds = ds
         self._fragment = fragment
 
@@ -151,8 +172,9 @@ class LanceFragment:
 
         ds = self._ds
         plan = ds._plan(columns, None, output_encodings)
+        snap = ds._snapshot()
         reader = FragmentReader(
-            ds._store, ds.semantic_schema, self._fragment, plan.top_fields, plan.read_schema
+            snap.store, snap.semantic_schema, self._fragment, plan.top_fields, plan.read_schema
         )
         idx = check_row_indices("indices", indices)
         if len(idx) and (idx.min() < 0 or idx.max() >= reader.live_rows()):

@@ -4,25 +4,34 @@
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from ..codecs import json as json_codec
-from ..commit.committer import commit
+from ..commit.committer import commit, load_manifest
+from ..errors import InvalidOutputEncodingError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
-from ..manifest.model import Project
+from ..manifest.model import Manifest, Project, Restore, UpdateConfig, UpdateMap
 from ..schema.legacy import upgrade_schema
+from ..schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
+from ..types.layouts import validate_output_encoding
+from . import arguments as args
+from .snapshot import Snapshot, TableHandle
 
-if TYPE_CHECKING:
-    from .dataset import Dataset
-
-__all__ = ["upgrade", "upgrade_dataset", "warm_up"]
+__all__ = [
+    "upgrade_dataset",
+    "upgrade_semantic_types",
+    "set_output_encoding",
+    "restore_version",
+    "warm_up",
+]
 
 _log = logging.getLogger("lance_semantic")
 
 
-def upgrade_dataset(ds: Dataset) -> Dataset:
+H = TypeVar("H", bound=TableHandle)
+
+
+def upgrade_dataset(ds: H) -> H:
     """Upgrade ``ds`` (advanced in place) to the Semantic Type Contract in one commit.
 
     Each legacy alias becomes its canonical type plus the output encoding that reproduces
@@ -30,42 +39,51 @@ def upgrade_dataset(ds: Dataset) -> Dataset:
     reads return the same Arrow types, values and field ids as before. Upgrading a flagged
     table is a no-op (logged, nothing committed).
     """
-    if ds.semantic_types:
-        _log.info(
-            "%s already uses semantic types (version %d): nothing to upgrade", ds.uri, ds.version
-        )
-        return ds
-    manifest = ds.manifest
-    schema = upgrade_schema(manifest.schema)
-    new = commit(ds._store, manifest, Project(schema=schema), add_flags=FLAG_SEMANTIC_TYPES)
-    ds._advance(new)
+    ds._apply(lambda snap: (upgrade_semantic_types(snap), None))
     return ds
 
 
-def upgrade(
-    uri: str | os.PathLike[str], *, storage_options: Mapping[str, str] | None = None
-) -> Dataset:
-    """Open the table at ``uri`` and upgrade it to semantic types in one metadata-only
-    commit (see :func:`upgrade_dataset`); a flagged table is left as it is.
+def upgrade_semantic_types(snap: Snapshot) -> Manifest:
+    """Commit the upgrade of ``snap`` (see :func:`upgrade_dataset`); ``snap``'s own
+    manifest when it already uses semantic types."""
+    if snap.semantic_types:
+        _log.info(
+            "%s already uses semantic types (version %d): nothing to upgrade",
+            snap.uri,
+            snap.version,
+        )
+        return snap.manifest
+    manifest = snap.manifest
+    schema = upgrade_schema(manifest.schema)
+    return commit(snap.store, manifest, Project(schema=schema), add_flags=FLAG_SEMANTIC_TYPES)
 
-    Returns
-    -------
-    Dataset
-        The table at its new version.
 
-    Examples
-    --------
-    >>> import pyarrow as pa, lance_semantic as ls
-    >>> _ = ls.write_dataset(pa.table({"s": pa.array(["a"], pa.large_string())}), "t.lance")
-    >>> ds = ls.upgrade("t.lance")
-    >>> ds.semantic_types, ds.version, ds.semantic_schema.field("s").output_encoding
-    (True, 2, 'large_utf8')
-    >>> ls.upgrade("t.lance").version  # already upgraded: nothing committed
-    2
-    """
-    from .dataset import dataset
+def set_output_encoding(snap: Snapshot, field_path: str, encoding: str | None) -> Manifest:
+    """Commit ``Dataset.set_output_encoding`` on ``snap`` (see it for the errors)."""
+    args.check_str("field_path", field_path)
+    if encoding is not None:
+        args.check_str("encoding", encoding, empty=True)
+    shown = str(encoding)
+    if not snap.semantic_types:
+        raise InvalidOutputEncodingError(
+            field_path,
+            shown,
+            "legacy table: output encodings need semantic types (upgrade the table first)",
+        )
+    try:
+        field = snap.semantic_schema.field(field_path)
+    except KeyError:
+        raise InvalidOutputEncodingError(field_path, shown, "no such field") from None
+    if encoding is not None:
+        validate_output_encoding(semantic_type_of(field), encoding, path=field_path)
+    op = UpdateConfig(field_metadata_updates={field.id: UpdateMap({OUTPUT_ENCODING_KEY: encoding})})
+    return commit(snap.store, snap.manifest, op)
 
-    return upgrade_dataset(dataset(uri, storage_options=storage_options))
+
+def restore_version(snap: Snapshot) -> Manifest:
+    """Commit ``snap``'s version as the newest one (``Dataset.restore``)."""
+    latest = load_manifest(snap.store)
+    return commit(snap.store, latest, Restore(version=snap.version))
 
 
 def warm_up() -> dict[str, float]:

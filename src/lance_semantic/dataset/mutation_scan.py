@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -20,10 +20,8 @@ import pyarrow.compute as pc
 
 from ..manifest.model import Fragment
 from ..read.scan import FragmentReader
-from .scan import ScanPlan, plan_scan
-
-if TYPE_CHECKING:
-    from .dataset import Dataset, Filter
+from .scan import Filter, ScanPlan, plan_scan
+from .snapshot import Snapshot
 
 __all__ = ["BATCH", "scan", "rows_plan"]
 
@@ -37,7 +35,7 @@ _POOL = ThreadPoolExecutor(max_workers=_WINDOW, thread_name_prefix="lance-semant
 
 
 def scan(
-    ds: Dataset,
+    snap: Snapshot,
     columns: Sequence[str] | None,
     where: Filter | None,
     batch_size: int = 0,
@@ -49,11 +47,11 @@ def scan(
     Fragments are read and filtered on a small thread pool (the decoding releases the GIL),
     at most ``_WINDOW`` ahead of the consumer, in fragment order; ``post`` runs there too.
     """
-    plan = rows_plan(ds, columns, where)
-    schema = ds.semantic_schema
+    plan = rows_plan(snap, columns, where)
+    schema = snap.semantic_schema
 
     def read(frag: Fragment) -> Iterator[pa.RecordBatch]:
-        reader = FragmentReader(ds._store, schema, frag, plan.top_fields, plan.read_schema)
+        reader = FragmentReader(snap.store, schema, frag, plan.top_fields, plan.read_schema)
         return reader.batches(batch_size or BATCH, with_offsets=True)
 
     def kept(batches: Iterable[pa.RecordBatch]) -> list[pa.RecordBatch]:
@@ -93,7 +91,7 @@ def scan(
                 out[i].append(part if post is None else post(part))
         return out
 
-    fragments = ds.manifest.fragments
+    fragments = snap.manifest.fragments
     groups = _small_groups(fragments) if plan.predicate is not None else [[f] for f in fragments]
     for frags, results in _ordered_window(group, groups):
         for frag, batches in zip(frags, results, strict=True):
@@ -121,18 +119,18 @@ def _small_groups(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
     return groups
 
 
-def rows_plan(ds: Dataset, columns: Sequence[str] | None, where: Filter | None) -> ScanPlan:
+def rows_plan(snap: Snapshot, columns: Sequence[str] | None, where: Filter | None) -> ScanPlan:
     """How mutations read rows: blob values, not descriptors, and in the kernel layout
     (``read_schema``: no views -- Arrow has no filter, take or join kernel for them -- and on
     flagged tables no dictionaries, which any layout may replace in a rewrite and whose key
     could be too narrow for new values); that is also the layout rows are written back in."""
     return plan_scan(
-        ds.semantic_schema,
+        snap.semantic_schema,
         columns,
         where,
-        flagged=ds.semantic_types,
+        flagged=snap.semantic_types,
         blob_values=True,
-        plain_dictionaries=ds.semantic_types,
+        plain_dictionaries=snap.semantic_types,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +26,7 @@ from ..errors import (
     MatchedRowError,
     SchemaMismatchError,
 )
-from ..manifest.model import Delete, DeletionFile, Fragment, Update
+from ..manifest.model import Delete, DeletionFile, Fragment, Manifest, Update
 from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
 from ..read.views import to_kernel_layout
 from ..schema.compatibility import match_input_fields
@@ -43,12 +43,10 @@ from .expressions import MatchCondition, SqlExpression, referenced_columns
 from .mutation_scan import BATCH as _BATCH
 from .mutation_scan import rows_plan as _rows_plan
 from .mutation_scan import scan as _scan
-from .retry import retrying
+from .scan import Filter
+from .snapshot import Snapshot, TableHandle
 from .source_rows import Origin, RowOrigins
 from .writing import write_rows
-
-if TYPE_CHECKING:
-    from .dataset import Dataset, Filter
 
 __all__ = [
     "DeleteResult",
@@ -151,19 +149,19 @@ def _without_offsets(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def _apply_deletions(
-    ds: Dataset, hits: Mapping[int, list[np.ndarray]]
+    snap: Snapshot, hits: Mapping[int, list[np.ndarray]]
 ) -> tuple[list[Fragment], list[int], dict[int, np.ndarray]]:
     """Write the merged deletion file of every fragment with newly deleted rows; also
     returns those rows per fragment (what a rebase merges with concurrent deletions)."""
     updated: list[Fragment] = []
     removed: list[int] = []
     affected: dict[int, np.ndarray] = {}
-    for frag in ds.manifest.fragments:
+    for frag in snap.manifest.fragments:
         new = hits.get(frag.id)
         if not new:
             continue
         affected[frag.id] = np.unique(np.concatenate(new)).astype(np.uint32)
-        before = deleted_rows(ds._store, frag)
+        before = deleted_rows(snap.store, frag)
         rows = affected[frag.id] if before is None else np.union1d(affected[frag.id], before)
         if len(rows) >= frag.physical_rows:
             removed.append(frag.id)
@@ -171,11 +169,11 @@ def _apply_deletions(
         file_id = secrets.randbits(64)
         previous = frag.deletion_file.file_type if frag.deletion_file is not None else None
         bitmap = write_deleted_rows(
-            ds._store, frag.id, ds.version, file_id, rows, previous=previous
+            snap.store, frag.id, snap.version, file_id, rows, previous=previous
         )
         deletion = DeletionFile(
             file_type="bitmap" if bitmap else "arrow",
-            read_version=ds.version,
+            read_version=snap.version,
             id=file_id,
             num_deleted_rows=len(rows),
         )
@@ -188,34 +186,34 @@ def _predicate_text(predicate: Filter | None) -> str:
 
 
 def _write_new_rows(
-    ds: Dataset,
+    snap: Snapshot,
     schema: pa.Schema,
     batches: Iterator[pa.RecordBatch],
     written: list[str],
     allow_external_blobs: bool,
 ) -> list[Fragment]:
     return write_rows(
-        ds._store,
-        ds.semantic_schema,
+        snap.store,
+        snap.semantic_schema,
         schema,
         batches,
-        flagged=ds.semantic_types,
+        flagged=snap.semantic_types,
         appending=True,
-        version=ds.data_storage_version,
+        version=snap.data_storage_version,
         written=written,
         allow_external_blobs=allow_external_blobs,
     )
 
 
 def _commit_update(
-    ds: Dataset,
+    snap: Snapshot,
     schema: pa.Schema,
     new_rows: Iterator[tuple[pa.RecordBatch, Origin | None]],
     hits: Mapping[int, list[np.ndarray]],
     preserving: Sequence[int],
     *,
     rewrite: bool,
-) -> None:
+) -> Manifest:
     """Write ``new_rows`` as new fragments, then mark ``hits`` deleted and commit one
     ``Update`` (pylance's shape for update and merge_insert). ``hits`` is filled while
     ``new_rows`` is consumed. On failure the new data files are removed. ``rewrite``: the
@@ -229,71 +227,74 @@ def _commit_update(
     try:
         try:
             fragments = _write_new_rows(
-                ds, schema, origins.track(new_rows), written, allow_external_blobs=rewrite
+                snap, schema, origins.track(new_rows), written, allow_external_blobs=rewrite
             )
         except InvalidJsonError as e:
-            placed = origins.relocate(e, ds.semantic_schema)
+            placed = origins.relocate(e, snap.semantic_schema)
             if placed is e:
                 raise
             raise placed from None
-        updated, removed, affected = _apply_deletions(ds, hits)
+        updated, removed, affected = _apply_deletions(snap, hits)
         op = Update(
             removed_fragment_ids=tuple(removed),
             updated_fragments=tuple(updated),
             new_fragments=tuple(fragments),
             fields_for_preserving_frag_bitmap=tuple(preserving),
         )
-        ds._advance(commit(ds._store, ds.manifest, op, affected_rows=affected))
+        return commit(snap.store, snap.manifest, op, affected_rows=affected)
     except CommitOutcomeUnknownError:
         raise  # a published manifest may name the files: kept
     except BaseException:
         for name in written:
-            ds._store.delete(f"data/{name}")
+            snap.store.delete(f"data/{name}")
         raise
 
 
 # ---- delete -----------------------------------------------------------------------------------
 
 
-def delete(ds: Dataset, predicate: Filter) -> DeleteResult:
+def delete(snap: Snapshot, predicate: Filter) -> tuple[Manifest, DeleteResult]:
     """Mark the rows matching ``predicate`` deleted and commit a ``Delete``."""
-    return retrying(ds, lambda: _delete(ds, predicate))
+    return _delete(snap, predicate)
 
 
-def _delete(ds: Dataset, predicate: Filter) -> DeleteResult:
+def _delete(snap: Snapshot, predicate: Filter) -> tuple[Manifest, DeleteResult]:
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
-    for frag, batch in _scan(ds, [], predicate, _NARROW_BATCH):
+    for frag, batch in _scan(snap, [], predicate, _NARROW_BATCH):
         hits.setdefault(frag.id, []).append(_offsets(batch))
         count += batch.num_rows
     # nothing matched: an empty Delete, as pylance
-    updated, removed, affected = _apply_deletions(ds, hits)
+    updated, removed, affected = _apply_deletions(snap, hits)
     op = Delete(
         updated_fragments=tuple(updated),
         deleted_fragment_ids=tuple(removed),
         predicate=_predicate_text(predicate),
     )
-    ds._advance(commit(ds._store, ds.manifest, op, affected_rows=affected))
-    return DeleteResult(count)
+    return commit(snap.store, snap.manifest, op, affected_rows=affected), DeleteResult(count)
 
 
 # ---- update -----------------------------------------------------------------------------------
 
 
-def update(ds: Dataset, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
+def update(
+    snap: Snapshot, updates: Mapping[str, str], where: Filter | None = None
+) -> tuple[Manifest, UpdateResult]:
     """Rewrite the rows matching ``where`` with ``updates`` (column -> SQL expression)."""
     if isinstance(updates, Mapping) and not updates:  # pylance: "No updates provided"
         raise ValueError("update: no updates provided (give at least one column -> SQL)")
-    return retrying(ds, lambda: _update(ds, updates, where))
+    return _update(snap, updates, where)
 
 
-def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> UpdateResult:
-    table = ds.semantic_schema
+def _update(
+    snap: Snapshot, updates: Mapping[str, str], where: Filter | None
+) -> tuple[Manifest, UpdateResult]:
+    table = snap.semantic_schema
     for name in updates:
         if name not in table.names:
             raise SchemaMismatchError(name, "<absent>", "update", "no such column")
     exprs = {name: SqlExpression(sql) for name, sql in updates.items()}
-    out = _rows_plan(ds, None, None).read_schema  # the layout rows are written back in
+    out = _rows_plan(snap, None, None).read_schema  # the layout rows are written back in
     for name, expr in exprs.items():
         check_update_value(name, expr.sql, expr.evaluate, out)
     hits: dict[int, list[np.ndarray]] = {}
@@ -301,7 +302,7 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
 
     def new_rows() -> Iterator[tuple[pa.RecordBatch, Origin]]:
         nonlocal count
-        for frag, batch in _scan(ds, None, where):
+        for frag, batch in _scan(snap, None, where):
             offsets = _offsets(batch)
             hits.setdefault(frag.id, []).append(offsets)
             count += batch.num_rows
@@ -313,28 +314,28 @@ def _update(ds: Dataset, updates: Mapping[str, str], where: Filter | None) -> Up
                     columns.append(cast_update_value(f.name, expr.sql, expr.evaluate(rows), f.type))
                 else:
                     columns.append(rows.column(f.name))
-            origin = _table_rows(ds, frag, offsets)
+            origin = _table_rows(snap, frag, offsets)
             yield pa.RecordBatch.from_arrays(columns, schema=out), origin
 
     preserving = [f.id for n in updates for f in table.field(n).walk()]
-    _commit_update(ds, out, new_rows(), hits, preserving, rewrite=True)
-    return UpdateResult(count)
+    manifest = _commit_update(snap, out, new_rows(), hits, preserving, rewrite=True)
+    return manifest, UpdateResult(count)
 
 
-def _table_rows(ds: Dataset, frag: Fragment, offsets: np.ndarray) -> Origin:
+def _table_rows(snap: Snapshot, frag: Fragment, offsets: np.ndarray) -> Origin:
     """Row i of a batch of ``frag``'s rows at physical ``offsets`` -> its table row (its
     index among the live rows of the version, as ``take`` counts); computed only when an
     error needs it."""
 
     def origin(i: int) -> int:
-        schema = ds.semantic_schema
+        schema = snap.semantic_schema
         start = 0
-        for f in ds.manifest.fragments:
+        for f in snap.manifest.fragments:
             if f.id == frag.id:
                 break
-            start += FragmentReader(ds._store, schema, f, [], pa.schema([])).live_rows()
+            start += FragmentReader(snap.store, schema, f, [], pa.schema([])).live_rows()
         physical = int(offsets[i])
-        deleted = deleted_rows(ds._store, frag)
+        deleted = deleted_rows(snap.store, frag)
         before = 0 if deleted is None else int(np.searchsorted(deleted, physical))
         return start + physical - before
 
@@ -370,7 +371,7 @@ class MergeInsertBuilder:
     {'id': [1, 2, 3, 4], 's': ['a', 'B', 'c', 'd']}
     """
 
-    def __init__(self, ds: Dataset, on: str | Sequence[str]) -> None:
+    def __init__(self, ds: TableHandle, on: str | Sequence[str]) -> None:
         self._ds = ds
         self._on = [on] if isinstance(on, str) else list(on)
         self._matched: Literal["update", "delete", "fail"] | None = None
@@ -512,14 +513,13 @@ row matches an existing row with key values id = 2; nothing was committed
                 "or when_not_matched_by_source_delete before execute"
             )
         source = coerce_reader(data).read_all()
-        return retrying(self._ds, lambda: self._execute(source))
+        return self._ds._apply(lambda snap: self._execute(snap, source), retry=True)
 
-    def _execute(self, data: pa.Table) -> MergeInsertResult:
-        ds = self._ds
+    def _execute(self, snap: Snapshot, data: pa.Table) -> tuple[Manifest, MergeInsertResult]:
         # whole target rows, and the layout rows are written back in (no views, ...)
-        full = _rows_plan(ds, None, None)
+        full = _rows_plan(snap, None, None)
         out = full.read_schema
-        _check_source(ds, data.schema)
+        _check_source(snap, data.schema)
         source = _conform_source(data, out, self._on)
         n = source.num_rows
         matched_source = np.zeros(n, dtype=bool)
@@ -541,7 +541,7 @@ row matches an existing row with key values id = 2; nothing was committed
             key_cols += [
                 c for c in referenced_columns(self._delete_expr, out.names) if c not in key_cols
             ]
-        schema = ds.semantic_schema
+        schema = snap.semantic_schema
         source_key = keys[0].combine_chunks()
         needs_target = self._condition is not None or set(source_cols) != set(out.names)
 
@@ -569,7 +569,9 @@ row matches an existing row with key values id = 2; nothing was committed
             return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
 
         def new_rows() -> Iterator[tuple[pa.RecordBatch, Origin]]:
-            for frag, batch in _scan(ds, key_cols, None, _NARROW_BATCH, lookup if single else None):
+            for frag, batch in _scan(
+                snap, key_cols, None, _NARROW_BATCH, lookup if single else None
+            ):
                 offsets, src_idx = matches(batch)
                 matched_source[src_idx] = True
                 batch_offsets = batch.column(ROW_OFFSET).to_numpy()
@@ -585,7 +587,7 @@ row matches an existing row with key values id = 2; nothing was committed
                     rows = None
                     if needs_target:  # a condition or a partial-column source
                         reader = FragmentReader(
-                            ds._store, schema, frag, full.top_fields, full.read_schema
+                            snap.store, schema, frag, full.top_fields, full.read_schema
                         )
                         rows = pa.Table.from_batches(reader.take(offsets), schema=full.read_schema)
                     if self._condition is not None:
@@ -624,8 +626,9 @@ row matches an existing row with key values id = 2; nothing was committed
                     np.flatnonzero(~matched_source),
                 )
 
-        _commit_update(ds, out, new_rows(), hits, [f.id for f in ds.semantic_schema], rewrite=False)
-        return MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
+        preserving = [f.id for f in snap.semantic_schema]
+        manifest = _commit_update(snap, out, new_rows(), hits, preserving, rewrite=False)
+        return manifest, MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
 
 
 def _source_rows(rows: np.ndarray) -> Origin:
@@ -643,11 +646,11 @@ def _with_origins(
         start += b.num_rows
 
 
-def _check_source(ds: Dataset, schema: pa.Schema) -> None:
+def _check_source(snap: Snapshot, schema: pa.Schema) -> None:
     """The append rule applies to a merge source: exact Arrow types on a legacy table, an
     accepted layout of each field's semantic type on a flagged one."""
-    table = ds.semantic_schema
-    if ds.semantic_types:
+    table = snap.semantic_schema
+    if snap.semantic_types:
         bind_input(table.fields, schema)
     else:
         match_input_fields(table, schema, allow_missing_nullable=True)

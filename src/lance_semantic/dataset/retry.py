@@ -13,13 +13,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import replace
+from typing import TypeVar
 
 from ..commit.committer import load_manifest
 from ..errors import CommitConflictError
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
+from .snapshot import Snapshot
 
 __all__ = ["RETRIES", "TIMEOUT", "retrying"]
 
@@ -30,19 +29,26 @@ TIMEOUT = 30.0
 R = TypeVar("R")
 
 
-def retrying(ds: Dataset, attempt: Callable[[], R]) -> R:
+def retrying(
+    snapshot: Snapshot,
+    attempt: Callable[[Snapshot], R],
+    *,
+    reloaded: Callable[[Snapshot], None] | None = None,
+) -> R:
     """Run ``attempt``; on a retryable ``CommitConflictError`` re-run it from the newest
     version (bounded), then let the last one propagate."""
     start = time.monotonic()
     unit = 0.0
     for i in range(RETRIES + 1):
         try:
-            return attempt()
+            return attempt(snapshot)
         except CommitConflictError as e:
             if not e.retryable or i == RETRIES or time.monotonic() - start > TIMEOUT:
                 raise
             if i == 0:
                 unit = (time.monotonic() - start) * 1.1
             time.sleep(random.randrange(2 ** (i + 2)) * unit)
-            ds._advance(load_manifest(ds._store))
+            snapshot = replace(snapshot, manifest=load_manifest(snapshot.store))
+            if reloaded is not None:  # a handle follows each re-run's version
+                reloaded(snapshot)
     raise AssertionError("unreachable")

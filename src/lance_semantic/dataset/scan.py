@@ -35,6 +35,7 @@ from .predicate import Predicate
 
 __all__ = [
     "Columns",
+    "Filter",
     "Output",
     "Predicate",
     "ScanPlan",
@@ -76,6 +77,7 @@ class ScanPlan:
 
 
 Columns: TypeAlias = Sequence[str] | Mapping[str, str]
+Filter: TypeAlias = str | pc.Expression  # a SQL string or an Arrow compute expression
 
 
 def plan_scan(

@@ -29,9 +29,9 @@ from ..manifest.model import Fragment
 from ..read.scan import FragmentReader
 from . import arguments as args
 from .scan import Columns, ScanPlan, plan_scan, run_scan
+from .snapshot import TableHandle
 
 if TYPE_CHECKING:
-    from .dataset import Dataset
     from .fragment import LanceFragment
 
 __all__ = ["Scanner", "make_scanner", "TABLE_BATCH", "ROW_ID", "ROW_ADDR"]
@@ -100,7 +100,7 @@ class Scanner(pds.Scanner):
 
     def __init__(
         self,
-        ds: Dataset,
+        ds: TableHandle,
         plan: ScanPlan,
         fragments: Sequence[Fragment],
         *,
@@ -112,6 +112,7 @@ class Scanner(pds.Scanner):
     ) -> None:
         # (no super().__init__: pyarrow's forbids direct construction)
         self._ds = ds
+        self._snap = ds._snapshot()
         self._plan = plan
         self._fragments = list(fragments)
         self._limit = limit
@@ -146,7 +147,7 @@ class Scanner(pds.Scanner):
         id: int64
         s: string
         """
-        return self._ds.schema
+        return self._snap.schema
 
     # ---- reads --------------------------------------------------------------------------
     def to_batches(self) -> Iterator[pa.RecordBatch]:
@@ -223,17 +224,17 @@ class Scanner(pds.Scanner):
         >>> ds.scanner().count_rows(), ds.scanner(filter="id > 1", limit=1).count_rows()
         (3, 1)
         """
-        schema = self._ds.semantic_schema
+        schema = self._snap.semantic_schema
         if self._plan.predicate is None:
             total = sum(
-                FragmentReader(self._ds._store, schema, f, [], pa.schema([])).live_rows()
+                FragmentReader(self._snap.store, schema, f, [], pa.schema([])).live_rows()
                 for f in self._fragments
             )
         else:  # the filter's columns only
-            flagged = self._ds.semantic_types
+            flagged = self._snap.semantic_types
             plan = plan_scan(schema, [], self._plan.predicate.expr, flagged=flagged)
             batches = run_scan(
-                self._ds._store, schema, self._fragments, plan, batch_size=TABLE_BATCH
+                self._snap.store, schema, self._fragments, plan, batch_size=TABLE_BATCH
             )
             total = sum(b.num_rows for b in batches)
         total = max(0, total - (self._offset or 0))
@@ -308,14 +309,14 @@ Scanner.from_batches; write the batches to a dataset first
 
     def __repr__(self) -> str:
         return (
-            f"Scanner(uri={self._ds.uri!r}, version={self._ds.version}, "
+            f"Scanner(uri={self._snap.uri!r}, version={self._snap.version}, "
             f"columns={self.projected_schema.names})"
         )
 
     def _run(self, batch_size: int | None, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         return run_scan(
-            self._ds._store,
-            self._ds.semantic_schema,
+            self._snap.store,
+            self._snap.semantic_schema,
             self._fragments,
             self._plan,
             limit=self._limit if limit is None else limit,
@@ -325,12 +326,12 @@ Scanner.from_batches; write the batches to a dataset first
         )
 
 
-def _rebuild(ds: Dataset, arguments: Mapping[str, Any]) -> Scanner:
+def _rebuild(ds: TableHandle, arguments: Mapping[str, Any]) -> Scanner:
     return make_scanner(ds, **arguments)
 
 
 def make_scanner(
-    ds: Dataset,
+    ds: TableHandle,
     columns: Columns | None = None,
     filter: str | pc.Expression | None = None,
     limit: int | None = None,
@@ -353,7 +354,8 @@ def make_scanner(
     batch_size = args.check_optional_int("batch_size", batch_size, minimum=1)
     row_id = bool(args.check_optional_bool("with_row_id", with_row_id))
     row_addr = bool(args.check_optional_bool("with_row_address", with_row_address))
-    snapshot = type(ds)(ds._store, ds.uri, ds.manifest)
+    handle = ds.__copy__()  # later commits through ``ds`` do not move the scan
+    snapshot = handle._snapshot()
     manifest = snapshot.manifest
     if row_id and manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
         raise NotSupportedYetError(
@@ -383,7 +385,7 @@ def make_scanner(
         "fragments": chosen,
     }
     return Scanner(
-        snapshot,
+        handle,
         plan,
         frags,
         limit=limit,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
+from typing import Literal, TypeAlias, TypedDict
 
 from ..commit import refs
 from ..commit.committer import latest_version, list_versions
@@ -25,9 +25,7 @@ from ..errors import (
 )
 from ..storage.object_store import ObjectStore
 from . import arguments as args
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
+from .snapshot import TableHandle
 
 __all__ = ["Tags", "Tag", "Reference", "resolve_reference"]
 
@@ -126,8 +124,8 @@ class Tags:
     Tags(['first'])
     """
 
-    def __init__(self, ds: Dataset) -> None:
-        self._store = ds._store
+    def __init__(self, ds: TableHandle) -> None:
+        self._store = ds._snapshot().store
 
     def list(self) -> dict[str, Tag]:
         """Every tag by name: ``{name: {"branch", "version", "created_at", "updated_at",

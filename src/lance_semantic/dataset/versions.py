@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 import pyarrow as pa
 
@@ -24,9 +24,7 @@ from ..read.scan import FragmentReader
 from ..storage import paths
 from ..storage.object_store import ObjectStore
 from . import arguments as args
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
+from .snapshot import TableHandle
 
 __all__ = [
     "Version",
@@ -135,7 +133,7 @@ class LanceStats:
     1
     """
 
-    def __init__(self, ds: Dataset) -> None:
+    def __init__(self, ds: TableHandle) -> None:
         self._ds = ds
 
     def dataset_stats(self, max_rows_per_group: int = 1024) -> DatasetStats:
@@ -150,13 +148,12 @@ class LanceStats:
 {'num_deleted_rows': 1, 'num_fragments': 2, 'num_small_files': 1})
         """
         limit = args.check_int("max_rows_per_group", max_rows_per_group)
-        manifest = self._ds.manifest
+        snap = self._ds._snapshot()
+        manifest = snap.manifest
         deleted = 0
         for fragment in manifest.fragments:
             if fragment.deletion_file is not None:
-                reader = FragmentReader(
-                    self._ds._store, manifest.schema, fragment, [], pa.schema([])
-                )
+                reader = FragmentReader(snap.store, manifest.schema, fragment, [], pa.schema([]))
                 deleted += fragment.physical_rows - reader.live_rows()
         return {
             "num_deleted_rows": deleted,

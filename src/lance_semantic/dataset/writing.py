@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -31,11 +31,9 @@ from ..write.fragments import (
 )
 from . import arguments as args
 from .progress import Progress, batches_with_progress, rows_of
+from .snapshot import Snapshot
 
-if TYPE_CHECKING:
-    from .dataset import Dataset
-
-__all__ = ["write_dataset", "write_rows", "write_target", "WriteTarget", "DEFAULT_STORAGE_VERSION"]
+__all__ = ["write_snapshot", "write_rows", "write_target", "WriteTarget", "DEFAULT_STORAGE_VERSION"]
 
 DEFAULT_STORAGE_VERSION = "2.2"
 _ALIASES = {"stable": "2.2", "next": "2.3"}
@@ -50,7 +48,7 @@ def _storage_version(requested: str | None) -> str:
     return v
 
 
-def write_dataset(
+def write_snapshot(
     data: Any,
     uri: str | os.PathLike[str] | ObjectStore,
     schema: pa.Schema | None = None,
@@ -65,62 +63,9 @@ def write_dataset(
     progress: bool = False,
     _uri: str | None = None,
     _base: Manifest | None = None,
-) -> Dataset:
-    """Write ``data`` as a Lance table at ``uri``.
-
-    Parameters
-    ----------
-    data
-        A ``pa.Table``, ``pa.RecordBatch``, ``pa.RecordBatchReader``, an iterable of batches,
-        a pandas DataFrame, or anything exposing ``__arrow_c_stream__``.
-    mode
-        ``"create"`` (fails if a table exists), ``"append"`` or ``"overwrite"``. Append and
-        overwrite create the table when there is none, as in pylance.
-    data_storage_version
-        ``"2.0"`` … ``"2.3"`` (or ``"stable"`` / ``"next"``) for new tables; default ``"2.2"``.
-    schema
-        The schema to write ``data`` as (columns are selected and cast to it), as pylance.
-    max_rows_per_file
-        Rows per data file; larger inputs are split into several fragments.
-    max_bytes_per_file
-        A soft limit on each data file's size, as pylance's: a new file starts once the rows
-        written to the current one hold this many bytes in Arrow memory (default 90 GiB).
-    allow_external_blob_outside_bases
-        Store blob v2 values given as URIs as absolute external URIs (as pylance's option of
-        the same name; without it such values are refused).
-    progress
-        Show a progress bar of the rows written on stderr (``tqdm``).
-
-    Raises
-    ------
-    DatasetExistsError
-        ``mode="create"`` over an existing table.
-    SchemaMismatchError
-        Appended data whose types differ from the table's (legacy rule: exact Arrow types).
-
-    Examples
-    --------
-    >>> import pyarrow as pa, lance_semantic as ls
-    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
-    >>> ds.version, ds.count_rows(), ds.semantic_types
-    (1, 2, False)
-    >>> ls.write_dataset(pa.table({"id": [3]}), "t.lance", mode="append").count_rows()
-    3
-    >>> ls.write_dataset(pa.table({"id": [3]}), "t.lance")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    lance_semantic.errors.DatasetExistsError: Dataset already exists: t.lance (use ...)
-
-    Data storage 2.3 makes a table with semantic types: appends may bring any accepted
-    layout of a column's type.
-
-    >>> ds = ls.write_dataset(pa.table({"s": ["a"]}), "s.lance", data_storage_version="2.3")
-    >>> large = pa.table({"s": pa.array(["b"], pa.large_string())})
-    >>> ls.write_dataset(large, "s.lance", mode="append").to_table().to_pydict()
-    {'s': ['a', 'b']}
-    """
-    from .dataset import Dataset
-
+) -> Snapshot:
+    """``write_dataset`` up to the new version, returned as a snapshot (the facade wraps it
+    in a ``Dataset``); the parameters and errors are ``write_dataset``'s."""
     args.check_mode("mode", mode, ("create", "append", "overwrite"))
     max_rows_per_file = args.check_int("max_rows_per_file", max_rows_per_file, minimum=1)
     max_bytes_per_file = args.check_int("max_bytes_per_file", max_bytes_per_file, minimum=1)
@@ -196,7 +141,7 @@ def write_dataset(
         raise
     finally:
         bar.close()
-    return Dataset(store, display_uri, manifest)
+    return Snapshot(store, display_uri, manifest)
 
 
 @dataclass(frozen=True, slots=True)
