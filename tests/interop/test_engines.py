@@ -31,7 +31,7 @@ from lance_semantic.storage.datafile import DataFileReader
 pytestmark = pytest.mark.interop
 
 scanner_module = importlib.import_module("lance_semantic.dataset.scanner")
-dataset_module = importlib.import_module("lance_semantic.dataset.dataset")
+dataset_module = importlib.import_module("lance_semantic.dataset.reads")  # Dataset's read verbs
 
 N = 300
 

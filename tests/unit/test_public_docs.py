@@ -196,7 +196,7 @@ def test_the_surface_is_what_the_issue_names() -> None:
     """The walk reaches the classes issue 15 names (a guard on the walk itself)."""
     names, _, _, _ = _surface()
     for expected in (
-        "lance_semantic.dataset.dataset.Dataset.to_table",
+        "lance_semantic.dataset.reads.Reads.to_table",
         "lance_semantic.dataset.scanner.Scanner.to_table",
         "lance_semantic.dataset.fragment.LanceFragment.take",
         "lance_semantic.schema.field.TableSchema.field",

@@ -11,14 +11,12 @@ the rest with :class:`NotSupportedYetError`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow.dataset as pds
 
 from ..errors import NotSupportedYetError
-
-if TYPE_CHECKING:
-    from .dataset import Dataset
+from .reads import Reads
 
 __all__ = ["join", "join_asof", "not_supported", "sort_by"]
 
@@ -32,18 +30,18 @@ def _in_memory(data: object) -> object:
     return data
 
 
-def sort_by(ds: Dataset, sorting: str | list[tuple[str, str]], **kwargs: Any) -> pds.Dataset:
+def sort_by(ds: Reads, sorting: str | list[tuple[str, str]], **kwargs: Any) -> pds.Dataset:
     """pyarrow's ``Dataset.sort_by``: the rows sorted, as an ``InMemoryDataset``."""
     return pds.InMemoryDataset(ds.to_table()).sort_by(sorting, **kwargs)
 
 
-def join(ds: Dataset, right_dataset: object, *args: Any, **kwargs: Any) -> pds.Dataset:
+def join(ds: Reads, right_dataset: object, *args: Any, **kwargs: Any) -> pds.Dataset:
     """pyarrow's ``Dataset.join``, over the rows read by the scan."""
     left = pds.InMemoryDataset(ds.to_table())
     return left.join(_in_memory(right_dataset), *args, **kwargs)
 
 
-def join_asof(ds: Dataset, right_dataset: object, *args: Any, **kwargs: Any) -> pds.Dataset:
+def join_asof(ds: Reads, right_dataset: object, *args: Any, **kwargs: Any) -> pds.Dataset:
     """pyarrow's ``Dataset.join_asof``, over the rows read by the scan."""
     left = pds.InMemoryDataset(ds.to_table())
     return left.join_asof(_in_memory(right_dataset), *args, **kwargs)

@@ -1,0 +1,222 @@
+"""The verbs of ``Dataset`` that commit (layer L5): ``delete``, ``update``,
+``merge_insert``, ``add_columns`` / ``drop_columns`` / ``alter_columns``,
+``set_output_encoding``, ``upgrade_semantic_types`` and ``optimize``.
+
+Each checks its arguments, runs its operation (``mutations``, ``evolution``,
+``maintenance``, ``compaction``) on the handle's snapshot and moves the handle to the version
+the operation committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
+
+from . import arguments as args
+from . import evolution, maintenance, mutations
+from .compaction import DatasetOptimizer
+from .handle import Handle
+from .maintenance import upgrade_dataset
+from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
+from .scan import Filter
+
+__all__ = ["Changes"]
+
+
+class Changes(Handle):
+    """The verbs of a ``Dataset`` that commit a new version."""
+
+    def set_output_encoding(self, field_path: str, encoding: str | None) -> Self:
+        """Record (or with ``None`` clear) the layout reads of ``field_path`` return.
+
+        A metadata-only commit: no data file is rewritten.
+
+        Raises
+        ------
+        InvalidOutputEncodingError
+            ``encoding`` is invalid for the field's semantic type or parameters (for example
+            ``decimal128`` for precision 40), the field does not exist, or the table is a
+            legacy table (output encodings apply to tables with semantic types only).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"s": ["a"]}), "t.lance", data_storage_version="2.3")
+        >>> ds.set_output_encoding("s", "large_utf8").schema.field("s").type
+        DataType(large_string)
+        >>> ds.set_output_encoding("s", None).schema.field("s").type, ds.version
+        (DataType(string), 3)
+        >>> ds.set_output_encoding("s", "decimal128")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lance_semantic.errors.InvalidOutputEncodingError: field 's': invalid output encoding \
+'decimal128': decimal128 is an output encoding of decimal, not of string (valid: ...)
+        """
+        self._advance(maintenance.set_output_encoding(self._snapshot(), field_path, encoding))
+        return self
+
+    def upgrade_semantic_types(self) -> Self:
+        """Upgrade this legacy table to semantic types (same as
+        :func:`lance_semantic.upgrade`): one metadata-only commit; no-op on a flagged table.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"s": pa.array(["a"], pa.large_string())}), "t.lance")
+        >>> ds.semantic_schema.field("s").logical_type
+        'large_string'
+        >>> ds.upgrade_semantic_types().semantic_types, ds.version
+        (True, 2)
+        >>> ds.semantic_schema.field("s").logical_type, ds.schema.field("s").type
+        ('string', DataType(large_string))
+        """
+        return upgrade_dataset(self)
+
+    def delete(self, predicate: Filter) -> DeleteResult:
+        """Delete the rows matching ``predicate`` (a filter as for :meth:`to_table`):
+        deletion files are written, no data file is rewritten.
+
+        Returns
+        -------
+        DeleteResult
+            ``num_deleted_rows`` (also readable as ``result["num_deleted_rows"]``).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")
+        >>> ds.delete("id >= 2")
+        DeleteResult(num_deleted_rows=2)
+        >>> ds.to_table().to_pydict(), ds.version
+        ({'id': [1]}, 2)
+        """
+        args.check_filter("predicate", predicate, optional=False)
+        return self._apply(lambda snap: mutations.delete(snap, predicate), retry=True)
+
+    def update(self, updates: Mapping[str, str], where: Filter | None = None) -> UpdateResult:
+        """Set columns to SQL expressions on the rows matching ``where`` (every row when
+        None); the rows are rewritten into new fragments.
+
+        Parameters
+        ----------
+        updates
+            Column name -> SQL expression over the row's columns (``{"n": "n + 1"}``).
+        where
+            A filter as for :meth:`to_table`.
+
+        Returns
+        -------
+        UpdateResult
+            ``num_rows_updated``.
+
+        Raises
+        ------
+        InvalidExpressionError
+            An expression that does not parse, or a value its column cannot hold.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
+        >>> ds.update({"s": "upper(s)", "id": "id * 10"}, where="id > 1")
+        UpdateResult(num_rows_updated=2)
+        >>> ds.to_table().to_pydict()
+        {'id': [1, 20, 30], 's': ['a', 'B', 'C']}
+        """
+        args.check_str_mapping("updates", updates, values="SQL expression (str)", optional=False)
+        args.check_filter("where", where)
+        return self._apply(lambda snap: mutations.update(snap, updates, where), retry=True)
+
+    def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
+        """A builder for an upsert keyed on the column(s) ``on`` (see
+        :class:`~lance_semantic.dataset.mutations.MergeInsertBuilder`).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "s": ["a", "b"]}), "t.lance")
+        >>> source = pa.table({"id": [2, 3], "s": ["B", "c"]})
+        >>> (ds.merge_insert("id").when_matched_update_all()
+        ...    .when_not_matched_insert_all().execute(source))
+        MergeInsertResult(num_inserted_rows=1, num_updated_rows=1, num_deleted_rows=0)
+        >>> ds.to_table().sort_by("id").to_pydict()
+        {'id': [1, 2, 3], 's': ['a', 'B', 'c']}
+        """
+        return MergeInsertBuilder(self, args.check_on(on, self.semantic_schema.names))
+
+    def add_columns(self, transforms: Any, read_columns: Sequence[str] | None = None) -> Self:
+        """Add columns, committing one new version.
+
+        Parameters
+        ----------
+        transforms
+            A mapping of new column names to SQL expressions over the existing columns, a
+            ``pyarrow.Field`` / ``Schema`` / list of fields (all null, no data written), or
+            a function from a ``RecordBatch`` of ``read_columns`` to a batch of new columns.
+        read_columns
+            The columns a function reads (default: all).
+
+        Examples
+        --------
+        >>> import pyarrow as pa, pyarrow.compute as pc, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> ds.add_columns({"twice": "id * 2"}).to_table().to_pydict()
+        {'id': [1, 2], 'twice': [2, 4]}
+        >>> ds.add_columns(pa.field("note", pa.string())).to_table(columns=["note"]).to_pydict()
+        {'note': [None, None]}
+        >>> def plus(batch):
+        ...     return pa.record_batch([pc.add(batch["id"], 100)], names=["big"])
+        >>> ds.add_columns(plus, read_columns=["id"]).to_table(columns=["big"]).to_pydict()
+        {'big': [101, 102]}
+        """
+        if isinstance(transforms, Mapping):
+            args.check_str_mapping("transforms", transforms, values="SQL expression (str)")
+        if read_columns is not None:
+            args.check_column_names("read_columns", read_columns)
+        self._advance(evolution.add_columns(self._snapshot(), transforms, read_columns))
+        return self
+
+    def drop_columns(self, columns: Sequence[str]) -> Self:
+        """Remove columns (a metadata-only commit; indices on them go too).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1], "a": [2], "b": [3]}), "t.lance")
+        >>> ds.drop_columns(["a", "b"]).schema.names
+        ['id']
+        """
+        args.check_column_names("columns", columns)
+        self._advance(evolution.drop_columns(self._snapshot(), columns))
+        return self
+
+    def alter_columns(self, *alterations: Mapping[str, Any]) -> Self:
+        """Rename, change nullability or change the type of columns: each alteration is a
+        mapping with ``"path"`` and any of ``"name"``, ``"nullable"``, ``"data_type"``.
+
+        Raises
+        ------
+        SchemaEvolutionError
+            A duplicate name, a cast that would lose values or that pylance refuses, nulls
+            in a column made non-nullable, a type change of an indexed column.
+        ColumnNotFoundError
+            A path the table does not have.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "n": [3, 4]}), "t.lance")
+        >>> ds.alter_columns({"path": "n", "name": "m", "data_type": pa.int32()}).schema
+        id: int64
+        m: int32
+        >>> ds.alter_columns({"path": "id", "nullable": False}).schema.field("id")
+        pyarrow.Field<id: int64 not null>
+        """
+        self._advance(evolution.alter_columns(self._snapshot(), alterations))
+        return self
+
+    @property
+    def optimize(self) -> DatasetOptimizer:
+        """Maintenance that rewrites data files without changing rows (``compact_files``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.optimize.compact_files().fragments_removed, len(ds.get_fragments())
+        (2, 1)
+        """
+        return DatasetOptimizer(self)

@@ -1,0 +1,211 @@
+"""The versions, tags and housekeeping verbs of ``Dataset`` (layer L5): ``versions``,
+``checkout_version``, ``checkout_latest``, ``restore``, ``tags``, ``cleanup_old_versions``,
+``list_indices`` and ``stats``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Self
+
+from ..commit.committer import list_versions, load_manifest
+from . import arguments as args
+from .cleanup import CleanupStats, cleanup_old_versions
+from .handle import Handle
+from .indices import IndexInformation, list_indices
+from .maintenance import restore_version
+from .tags import Reference, Tags, resolve_reference
+from .versions import LanceStats, Version, all_versions, version_entry
+
+__all__ = ["History"]
+
+
+class History(Handle):
+    """The versions, tags and housekeeping verbs of a ``Dataset``."""
+
+    def versions(self) -> list[Version]:
+        """Every version of the table, oldest first, as pylance reports them: ``version``,
+        ``timestamp`` (naive local datetime) and ``metadata`` (the manifest summary).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> _ = ds.delete("id = 1")
+        >>> [(v["version"], v["metadata"]["total_rows"]) for v in ds.versions()]
+        [(1, '2'), (2, '1')]
+        """
+        return all_versions(self._store)
+
+    @property
+    def latest_version(self) -> int:
+        """The newest version of the table (this handle may read an older one).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> old = ds.checkout_version(1)
+        >>> old.version, old.latest_version
+        (1, 2)
+        """
+        return max(list_versions(self._store))
+
+    def checkout_version(self, version: Reference) -> Self:
+        """A new handle on ``version`` (a number, a tag name or a ``(branch, version)``
+        tuple); this one is unchanged.
+
+        Raises
+        ------
+        VersionNotFoundError
+            No such version.
+        TagNotFoundError
+            ``version`` is a name that is not a tag of the table.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.tags.create("first")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> ds.checkout_version(1).count_rows(), ds.checkout_version("first").version
+        (1, 1)
+        >>> ds.version
+        2
+        """
+        reference = args.check_reference(version)
+        return self._open(self._store, self._uri, resolve_reference(self._store, reference))
+
+    def restore(self) -> Self:
+        """Commit this (older) version as the newest one: its schema, fragments and
+        indices become a new version; the versions between stay.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> restored = ds.checkout_version(1).restore()
+        >>> restored.version, restored.count_rows()
+        (3, 1)
+        """
+        self._advance(restore_version(self._snapshot()))
+        return self
+
+    def checkout_latest(self) -> Self:
+        """Move this handle to the latest version, in place (as pylance).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> old = ls.dataset("t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}))
+        >>> old.version, old.checkout_latest().version, old.count_rows()
+        (1, 2, 2)
+        """
+        self._manifest = load_manifest(self._store)
+        return self
+
+    def get_version(self) -> Version:
+        """This version as :meth:`versions` lists it.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> v = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance").get_version()
+        >>> v["version"], v["metadata"]["total_rows"], sorted(v)
+        (1, '2', ['metadata', 'timestamp', 'version'])
+        """
+        return version_entry(self._manifest)
+
+    def version_refs(self) -> list[dict[str, int]]:
+        """``{"version": n}`` for every version, oldest first (no manifest is read).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.insert(pa.table({"id": [2]})).version_refs()
+        [{'version': 1}, {'version': 2}]
+        """
+        return [{"version": v} for v in sorted(list_versions(self._store))]
+
+    @property
+    def tags(self) -> Tags:
+        """The table's tags (``create``, ``update``, ``delete``, ``list``, ``get_version``).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> ds.tags.create("v1")
+        >>> ds.tags.get_version("v1"), ls.dataset("t.lance", version="v1").version
+        (1, 1)
+        """
+        return Tags(self)
+
+    def cleanup_old_versions(
+        self,
+        older_than: timedelta | None = None,
+        retain_versions: int | None = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+    ) -> CleanupStats:
+        """Remove old versions and the files only they use, with pylance 14's rules (see
+        ``dataset/cleanup.py``).
+
+        Parameters
+        ----------
+        older_than
+            Remove versions committed before ``now - older_than`` (default: 14 days, when
+            ``retain_versions`` is not given either).
+        retain_versions
+            Keep at least this many of the newest versions.
+        delete_unverified
+            Also remove unreferenced files younger than 7 days (an unfinished write's).
+        error_if_tagged_old_versions
+            Raise ``TaggedVersionsCleanupError`` when a tagged version matches the policy
+            (else tagged versions are kept quietly).
+
+        Returns
+        -------
+        CleanupStats
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+        >>> _ = ds.insert(pa.table({"id": [2]}), mode="overwrite")
+        >>> stats = ds.cleanup_old_versions(retain_versions=1)
+        >>> stats.old_versions, stats.data_files_removed, [v["version"] for v in ds.versions()]
+        (1, 1, [2])
+        """
+        return cleanup_old_versions(
+            self._snapshot(),
+            older_than,
+            retain_versions,
+            delete_unverified=delete_unverified,
+            error_if_tagged_old_versions=error_if_tagged_old_versions,
+        )
+
+    def list_indices(self) -> list[IndexInformation]:
+        """The indices of this version (built by pylance), one entry per segment:
+        ``name``, ``type``, ``uuid``, ``fields``, ``version``, ``fragment_ids``,
+        ``base_id``. lance-semantic builds none itself.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").list_indices()
+        []
+        """
+        return list_indices(self._manifest)
+
+    @property
+    def has_index(self) -> bool:
+        """Whether this version has any index (see :meth:`list_indices`).
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").has_index
+        False
+        """
+        return bool(self._manifest.index_section) and bool(list_indices(self._manifest))
+
+    @property
+    def stats(self) -> LanceStats:
+        """``stats.dataset_stats()``: deleted rows, fragments, small files.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
+        >>> _ = ds.delete("id = 1")
+        >>> ds.stats.dataset_stats()
+        {'num_deleted_rows': 1, 'num_fragments': 1, 'num_small_files': 1}
+        """
+        return LanceStats(self)
