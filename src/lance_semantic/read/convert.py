@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from ..codecs.json import decode_jsonb
 from ..errors import OutputEncodingOverflowError
 from ..types import layouts
+from ..types.casts import cast as safe_cast
 
 __all__ = [
     "OFFSET_LIMIT",
@@ -133,7 +134,7 @@ def _to_plain(path: str, target: pa.DataType) -> Converter:
             ):
                 # Arrow's cast checks the absolute 64-bit offsets of a slice, not its span
                 arr = pa.concat_arrays([arr])
-        return arr.cast(target)
+        return safe_cast(arr, target)
 
     return convert
 
@@ -287,7 +288,7 @@ def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
         return _to_plain(path, target)
 
     def cast(arr: pa.Array) -> pa.Array:
-        return arr.cast(target)
+        return safe_cast(arr, target)
 
     return cast
 

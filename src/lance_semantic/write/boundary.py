@@ -38,6 +38,7 @@ from ..schema.extensions import check_append_extensions, input_arrow_extension
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import semantic_type_of, strip_output_metadata
 from ..types.arrow_names import child_fields, has_view, kernel_type, with_child_fields
+from ..types.casts import cast as safe_cast
 from ..types.layouts import OFFSET_LIMIT, accepts_input, is_physical_layout, layout_name
 from ..types.semantic import MAP, STRUCT, Decimal
 from .blob_values import logical_blob_array, logical_blob_type
@@ -260,13 +261,13 @@ def _convert(arr: pa.Array, tf: Field) -> tuple[pa.Array, bool]:
     if isinstance(arr.type, pa.BaseExtensionType):
         arr = arr.storage
     if _has_extension_type(arr.type):  # nested extension arrays: storage (+ metadata)
-        arr = arr.cast(_storage_only(arr.type))
+        arr = safe_cast(arr, _storage_only(arr.type))
     if not has_view(arr.type):
         return arr, False
     # the array's buffer bytes bound its value bytes from above: when they fit in 32-bit
     # offsets, so does every value (and every list of them)
     large = arr.nbytes > OFFSET_LIMIT
-    return arr.cast(kernel_type(arr.type, large=large)), large
+    return safe_cast(arr, kernel_type(arr.type, large=large)), large
 
 
 def to_physical(batch: pa.RecordBatch, bound: Sequence[Field]) -> pa.RecordBatch:
@@ -317,7 +318,7 @@ def legacy_physical(
         if has_json(tf)
         else logical_blob_array(col)
         if is_blob_v2(tf)
-        else (col if col.type == f.type else col.cast(f.type))
+        else (col if col.type == f.type else safe_cast(col, f.type))
         for col, f, tf in zip(batch.columns, physical, fields, strict=True)
     ]
     # blob v2 keeps its input's logical struct: the data file stores descriptors
