@@ -202,7 +202,7 @@ def test_the_surface_is_what_the_issue_names() -> None:
         "lance_semantic.schema.field.TableSchema.field",
         "lance_semantic.schema.field.Field.semantic_type",
         "lance_semantic.dataset.check.CheckReport.ok",
-        "lance_semantic.dataset.mutations.MergeInsertBuilder.execute",
+        "lance_semantic.dataset.merge_insert.MergeInsertBuilder.execute",
         "lance_semantic.dataset.tags.Tags.create",
         "lance_semantic.dataset.compaction.DatasetOptimizer.compact_files",
         "lance_semantic.errors.InvalidJsonError",

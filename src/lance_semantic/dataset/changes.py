@@ -17,7 +17,8 @@ from . import evolution, maintenance, mutations
 from .compaction import DatasetOptimizer
 from .handle import Handle
 from .maintenance import upgrade_dataset
-from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
+from .merge_insert import MergeInsertBuilder
+from .mutations import DeleteResult, UpdateResult
 from .scan import Filter
 
 __all__ = ["Changes"]
@@ -127,7 +128,7 @@ class Changes(Handle):
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
         """A builder for an upsert keyed on the column(s) ``on`` (see
-        :class:`~lance_semantic.dataset.mutations.MergeInsertBuilder`).
+        :class:`~lance_semantic.dataset.merge_insert.MergeInsertBuilder`).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "s": ["a", "b"]}), "t.lance")
