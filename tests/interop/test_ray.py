@@ -16,6 +16,7 @@ import lance
 import pyarrow as pa
 import pytest
 from lance.file import LanceFileReader
+from tests import ray_support
 
 import lance_semantic as ls
 
@@ -23,31 +24,12 @@ ray = pytest.importorskip("ray")
 lance_ray = pytest.importorskip("lance_ray")
 lsray = pytest.importorskip("lance_semantic.ray")
 
-pytestmark = [
-    pytest.mark.interop,
-    # ray.init forks its node processes after lance is imported; pylance warns in its
-    # at-fork hook (the forked processes exec Ray's binaries and never use lance)
-    pytest.mark.filterwarnings("ignore:lance is not fork-safe:UserWarning"),
-    # Ray 2.60 warns about its own settings (DataContext.get_current warns on defaults)
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-]
+pytestmark = [pytest.mark.interop, *ray_support.RAY_WARNINGS]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray() -> Iterator[None]:
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-        configure_logging=False,
-    )
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    try:
-        yield
-    finally:
-        ray.shutdown()
+    yield from ray_support.local_ray()
 
 
 def _block(start: int, n: int = 50, s: pa.DataType | None = None) -> pa.Table:
