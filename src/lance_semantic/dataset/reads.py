@@ -107,18 +107,36 @@ class Reads(Handle):
                 fragments=fragments,
                 **scanner_options,
             ).to_batches()
+        return self._scan(columns, filter, limit, offset, output_encodings, batch_size, fragments)[
+            1
+        ]
+
+    def _scan(
+        self,
+        columns: Columns | None,
+        filter: Filter | None,
+        limit: int | None,
+        offset: int | None,
+        output_encodings: Mapping[str, str] | None,
+        batch_size: int | None,
+        fragments: Sequence[LanceFragment] | None = None,
+        default_batch: int | None = None,
+    ) -> tuple[ScanPlan, Iterator[pa.RecordBatch]]:
+        """The plan of a read and its stream of output batches (``default_batch`` rows per
+        batch when no ``batch_size`` is given)."""
         limit, offset, batch_size = _check_window(limit, offset, batch_size)
         plan = self._plan(columns, filter, output_encodings)
         frags = self._manifest.fragments if fragments is None else [f._fragment for f in fragments]
-        return run_scan(
+        stream = run_scan(
             self._store,
             self.semantic_schema,
             frags,
             plan,
             limit=limit,
             offset=offset,
-            batch_size=batch_size,
+            batch_size=batch_size or default_batch,
         )
+        return plan, stream
 
     def to_table(
         self,
@@ -270,19 +288,10 @@ its value; pylance refuses it too: use a literal of the column's type
                 output_encodings=output_encodings,
                 **scanner_options,
             ).to_table()
-        limit, offset, batch_size = _check_window(limit, offset, batch_size)
-        plan = self._plan(columns, filter, output_encodings)
-        batches = run_scan(
-            self._store,
-            self.semantic_schema,
-            self._manifest.fragments,
-            plan,
-            limit=limit,
-            offset=offset,
-            batch_size=batch_size or TABLE_BATCH,
+        plan, batches = self._scan(
+            columns, filter, limit, offset, output_encodings, batch_size, default_batch=TABLE_BATCH
         )
-        schema = plan.output_schema
-        return pa.Table.from_batches(list(batches), schema=schema)
+        return pa.Table.from_batches(list(batches), schema=plan.output_schema)
 
     def take(
         self,

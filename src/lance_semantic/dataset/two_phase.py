@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from ..commit.committer import commit, latest_version, load_manifest
+from ..commit.committer import commit, latest_version, load_latest_or_none, load_manifest
 from ..errors import DatasetExistsError, NotSupportedYetError, SchemaMismatchError
 from ..manifest import model
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
@@ -44,7 +44,7 @@ from . import arguments as args
 from .compaction import commit_rewrite
 from .fragment_metadata import FragmentMetadata, plain
 from .lance_operation import AnyOperation, LanceOperation
-from .writing import write_rows, write_target
+from .writing import check_write_arguments, write_rows, write_target
 
 __all__ = ["write_fragments", "commit_operation"]
 
@@ -105,18 +105,19 @@ def write_fragments(
     >>> ls.Dataset.commit("t.lance", ls.LanceOperation.Append(fragments), read_version=1)
     Dataset(uri='t.lance', version=2, rows=3)
     """
-    args.check_mode("mode", mode, ("create", "append", "overwrite"))
-    max_rows_per_file = args.check_int("max_rows_per_file", max_rows_per_file, minimum=1)
-    max_bytes_per_file = args.check_int("max_bytes_per_file", max_bytes_per_file, minimum=1)
-    args.check_optional_str("data_storage_version", data_storage_version)
-    args.check_optional_bool("semantic_types", semantic_types)
-    args.check_bool("allow_external_blob_outside_bases", allow_external_blob_outside_bases)
-    if schema is not None and not isinstance(schema, pa.Schema):
-        raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
+    max_rows_per_file, max_bytes_per_file = check_write_arguments(
+        schema,
+        mode,
+        max_rows_per_file,
+        max_bytes_per_file,
+        data_storage_version,
+        semantic_types,
+        allow_external_blob_outside_bases,
+    )
     uri = args.check_uri("uri", uri)
     store = open_store(uri, args.check_storage_options(storage_options))
     reader = coerce_reader(data, schema)
-    base = load_manifest(store) if latest_version(store) is not None else None
+    base = load_latest_or_none(store)
     if base is not None and mode == "create":
         raise DatasetExistsError(uri)
     target = write_target(
@@ -185,13 +186,12 @@ def commit_operation(
     whole = isinstance(operation, LanceOperation.Overwrite | LanceOperation.Restore)
     if number is None and not whole:
         raise ValueError("read_version is required for all operations except Overwrite and Restore")
-    exists = latest_version(store) is not None
+    # one listing when committing at the latest version (it is the base), two otherwise
+    latest = load_latest_or_none(store) if number is None else None
+    exists = latest is not None or (number is not None and latest_version(store) is not None)
     if create and (exists or not isinstance(operation, LanceOperation.Overwrite)):
         raise DatasetExistsError(uri) if exists else ValueError("create needs an Overwrite")
-    if number is not None:
-        base: Manifest | None = load_manifest(store, number)
-    else:
-        base = load_manifest(store) if exists else None
+    base = load_manifest(store, number) if number is not None else latest
     properties = {COMMIT_MESSAGE_KEY: commit_message} if commit_message is not None else None
 
     if isinstance(operation, LanceOperation.Overwrite):

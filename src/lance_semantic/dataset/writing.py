@@ -48,6 +48,28 @@ def _storage_version(requested: str | None) -> str:
     return v
 
 
+def check_write_arguments(
+    schema: object,
+    mode: object,
+    max_rows_per_file: object,
+    max_bytes_per_file: object,
+    data_storage_version: object,
+    semantic_types: object,
+    allow_external_blob_outside_bases: object,
+) -> tuple[int, int]:
+    """The argument checks every write shares (``write_dataset``, ``write_fragments``);
+    the file limits as ints."""
+    args.check_mode("mode", mode, ("create", "append", "overwrite"))
+    max_rows = args.check_int("max_rows_per_file", max_rows_per_file, minimum=1)
+    max_bytes = args.check_int("max_bytes_per_file", max_bytes_per_file, minimum=1)
+    args.check_optional_str("data_storage_version", data_storage_version)
+    args.check_optional_bool("semantic_types", semantic_types)
+    args.check_bool("allow_external_blob_outside_bases", allow_external_blob_outside_bases)
+    if schema is not None and not isinstance(schema, pa.Schema):
+        raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
+    return max_rows, max_bytes
+
+
 def write_snapshot(
     data: Any,
     uri: str | os.PathLike[str] | ObjectStore,
@@ -66,15 +88,16 @@ def write_snapshot(
 ) -> Snapshot:
     """``write_dataset`` up to the new version, returned as a snapshot (the facade wraps it
     in a ``Dataset``); the parameters and errors are ``write_dataset``'s."""
-    args.check_mode("mode", mode, ("create", "append", "overwrite"))
-    max_rows_per_file = args.check_int("max_rows_per_file", max_rows_per_file, minimum=1)
-    max_bytes_per_file = args.check_int("max_bytes_per_file", max_bytes_per_file, minimum=1)
-    args.check_optional_str("data_storage_version", data_storage_version)
-    args.check_optional_bool("semantic_types", semantic_types)
-    args.check_bool("allow_external_blob_outside_bases", allow_external_blob_outside_bases)
+    max_rows_per_file, max_bytes_per_file = check_write_arguments(
+        schema,
+        mode,
+        max_rows_per_file,
+        max_bytes_per_file,
+        data_storage_version,
+        semantic_types,
+        allow_external_blob_outside_bases,
+    )
     args.check_bool("progress", progress)
-    if schema is not None and not isinstance(schema, pa.Schema):
-        raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
     if isinstance(uri, str | os.PathLike) or not hasattr(uri, "local_path"):  # not a store
         uri = args.check_uri("uri", uri)
     options = args.check_storage_options(storage_options)
