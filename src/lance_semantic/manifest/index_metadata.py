@@ -14,13 +14,13 @@ manifest itself keeps the section as raw bytes (``Manifest.index_section``).
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pyroaring import BitMap
 
 from ._pb import lance_table_pb2 as tpb
-from ._wire import read_varint
+from ._wire import message_fields as _fields
+from ._wire import packed_varints as _varints
 
 __all__ = ["IndexEntry", "IndexFile", "index_entries", "index_type_name"]
 
@@ -50,36 +50,6 @@ class IndexEntry:
     @property
     def index_type(self) -> str:
         return index_type_name(self.type_url, self.details)
-
-
-def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
-    """(field number, wire type, value) of each field of a serialized message; varints
-    as ints, length-delimited and fixed-width fields as their bytes."""
-    pos = 0
-    while pos < len(data):
-        tag, pos = read_varint(data, pos)
-        number, wire = tag >> 3, tag & 7
-        if wire == 0:
-            value, pos = read_varint(data, pos)
-            yield number, wire, value
-        elif wire == 2:
-            size, pos = read_varint(data, pos)
-            yield number, wire, data[pos : pos + size]
-            pos += size
-        elif wire in (1, 5):
-            width = 8 if wire == 1 else 4
-            yield number, wire, data[pos : pos + width]
-            pos += width
-        else:
-            raise ValueError(f"unexpected wire type {wire} in an index entry")
-
-
-def _varints(data: bytes) -> list[int]:
-    out, pos = [], 0
-    while pos < len(data):
-        value, pos = read_varint(data, pos)
-        out.append(value)
-    return out
 
 
 def _signed32(value: int) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ._pb import lance_table_pb2 as tpb
-from ._wire import read_varint
+from ._wire import message_fields, packed_varints
 
 __all__ = ["index_field_ids", "indices_on_fields", "without_indices_on_missing_fields"]
 
@@ -20,29 +20,9 @@ __all__ = ["index_field_ids", "indices_on_fields", "without_indices_on_missing_f
 def _fields(entry: bytes) -> list[int]:
     """``IndexMetadata.fields`` of one serialized index entry (packed or not)."""
     out: list[int] = []
-    pos = 0
-    while pos < len(entry):
-        tag, pos = read_varint(entry, pos)
-        number, wire = tag >> 3, tag & 7
-        if wire == 0:
-            value, pos = read_varint(entry, pos)
-            if number == 2:
-                out.append(value)
-        elif wire == 2:
-            size, pos = read_varint(entry, pos)
-            if number == 2:
-                packed = entry[pos : pos + size]
-                p = 0
-                while p < len(packed):
-                    value, p = read_varint(packed, p)
-                    out.append(value)
-            pos += size
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        else:
-            raise ValueError(f"unexpected wire type {wire} in an index entry")
+    for number, wire, value in message_fields(entry):
+        if number == 2 and wire in (0, 2):
+            out.extend([value] if isinstance(value, int) else packed_varints(value))
     return [v - (1 << 64) if v >= 1 << 63 else v for v in out]
 
 
