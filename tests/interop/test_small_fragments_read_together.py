@@ -151,3 +151,42 @@ def test_legacy_fragments_with_two_data_files_match_pylance(tmp_path: Path) -> N
     for bs in (3, 50):
         got = pa.Table.from_batches(list(ours.to_batches(batch_size=bs)))
         assert got.equals(theirs.to_table())
+
+
+@pytest.mark.parametrize("columns", [None, ["s"], ["f", "i"], ["i", "s", "f"]])
+@pytest.mark.parametrize("deleted", ["", "i % 4 = 1", "i < 7", "i >= 0 AND i < 30"])
+def test_fragments_read_as_they_are_output_come_one_batch_each_like_pylance(
+    tmp_path: Path, columns: list[str] | None, deleted: str
+) -> None:
+    """A legacy table of small fragments whose data files already hold the output (names
+    and layouts): each fragment's live rows are one batch, chunked exactly as pylance's
+    ``to_table`` and ``to_batches``, with and without deletions (whole fragments deleted
+    too), for every column order."""
+    uri = str(tmp_path / "legacy")
+    lance.write_dataset(_rows(0, 60, "utf8"), uri, max_rows_per_file=7)
+    if deleted:
+        lance.dataset(uri).delete(deleted)
+    ours, theirs = ls.dataset(uri), lance.dataset(uri)
+    got, want = ours.to_table(columns=columns), theirs.to_table(columns=columns)
+    assert got.equals(want)
+    assert got.schema.equals(want.schema, check_metadata=True)
+    lengths = [len(c) for c in got.column(0).chunks]
+    assert lengths == [len(c) for c in want.column(0).chunks]
+    mine = list(ours.to_batches(columns=columns))
+    assert [b.num_rows for b in mine] == [b.num_rows for b in theirs.to_batches(columns=columns)]
+    assert all(b.schema.equals(got.schema, check_metadata=True) for b in mine)
+
+
+@pytest.mark.parametrize("encoding", [None, "utf8", "large_utf8", "utf8_view", "dictionary:int32:utf8"])
+def test_every_batch_has_the_output_schema_whatever_each_file_holds(flagged, encoding) -> None:
+    """Fragments stored in the output's layout pass through as they are read, the others
+    are converted: every batch still carries exactly the output schema (field metadata,
+    nullability, schema metadata) and the rows as written."""
+    uri, live = flagged
+    ds = ls.dataset(uri)
+    enc = None if encoding is None else {"s": encoding}
+    whole = ds.to_table(output_encodings=enc)
+    for b in ds.to_batches(output_encodings=enc):
+        assert b.schema.equals(whole.schema, check_metadata=True)
+    plain = whole.cast(pa.schema([("i", pa.int64()), ("s", pa.string()), ("f", pa.float64())]))
+    assert plain.to_pylist() == _plain(live)

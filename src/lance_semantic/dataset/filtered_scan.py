@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from ..manifest.model import Fragment
 from ..read import convert
-from ..read.prefetch import ordered
+from ..read.prefetch import WORKERS, ordered
 from ..read.scan import ROW_ADDRESS, ROW_OFFSET, FragmentReader, empty_rows, read_together
 from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
@@ -64,14 +64,19 @@ def drop_rows(batches: Iterable[pa.RecordBatch], skip: int) -> Iterator[pa.Recor
 
 
 def unfiltered_batches(
-    readers: Iterable[FragmentReader], batch_size: int, skip: int
+    readers: Iterable[FragmentReader], batch_size: int, skip: int, count: int | None = None
 ) -> Iterator[pa.RecordBatch]:
-    """Every live row of the readers' fragments, in order, without the first ``skip``."""
+    """Every live row of the readers' fragments, in order, without the first ``skip``.
+    ``count``: how many readers there are (when known), to spread small fragments over
+    the reading threads."""
     left = [skip]  # rows to skip; once a fragment is read, those inside it
+    per_group = GROUP_FRAGMENTS  # or one group per thread, where that is fewer
+    if count:
+        per_group = max(1, min(GROUP_FRAGMENTS, -(-count // WORKERS)))
 
     def tasks() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
         skipping = skip > 0
-        group: list[FragmentReader] = []  # consecutive small fragments, read as one batch
+        group: list[FragmentReader] = []  # consecutive small fragments, read by one task
         rows = 0
         for r in readers:
             if skipping:
@@ -81,7 +86,7 @@ def unfiltered_batches(
                     continue
                 skipping = False
             n = r.physical_rows
-            if group and (rows + n > batch_size or len(group) == GROUP_FRAGMENTS):
+            if group and (rows + n > batch_size or len(group) >= per_group):
                 yield lambda g=group: _read_group(g, batch_size)  # type: ignore[misc]
                 group, rows = [], 0
             if n <= batch_size:  # read whole, on the pool
@@ -102,9 +107,10 @@ def unfiltered_batches(
 
 
 def _read_group(readers: list[FragmentReader], batch_size: int) -> list[pa.RecordBatch]:
-    """The live rows of small fragments (together at most ``batch_size``) as one batch
-    (several when their dictionaries do not fit one index type)."""
-    return _joined(read_together(readers)[0])
+    """The live rows of small fragments (together at most ``batch_size``): a batch per
+    fragment where its rows are read as they are output (as pylance's scans return them),
+    else a batch per run of fragments alike (see ``read_together``)."""
+    return read_together(readers)[0]
 
 
 def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:

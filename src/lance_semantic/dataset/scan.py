@@ -74,6 +74,9 @@ class ScanPlan:
     flat: bool = False
     #: the top-level fields the outputs use (in ``layout_schema`` order)
     used: tuple[str, ...] = ()
+    #: the outputs are the read fields themselves, in order, in a layout filters and takes
+    #: read into too: batches read are output as they are
+    identity: bool = False
 
 
 Columns: TypeAlias = Sequence[str] | Mapping[str, str]
@@ -170,6 +173,12 @@ def plan_scan(
             outputs[i] = replace(out, expr=compiled)
             out_fields.append(compiled.field)
     out_schema = pa.schema(out_fields, metadata=layout_schema.metadata)
+    identity = (
+        [(o.name, o.path, o.expr) for o in outputs]
+        == [(n, (n,), None) for n in layout_schema.names]
+        and read_schema.equals(layout_schema, check_metadata=True)
+        and out_schema.equals(layout_schema, check_metadata=True)
+    )
     return ScanPlan(
         sub.fields,
         read_schema,
@@ -179,6 +188,7 @@ def plan_scan(
         predicate,
         flat,
         tuple(used),
+        identity,
     )
 
 
@@ -224,6 +234,8 @@ def project(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
     batch read into ``plan.read_schema`` or ``plan.layout_schema``."""
     if not plan.outputs:  # columns=[]: keep the row count
         return empty_rows(batch.num_rows)
+    if plan.identity and batch.num_columns == len(plan.outputs):
+        return batch
     batch = _in_layout(batch, plan)
     arrays = []
     for out in plan.outputs:
@@ -343,7 +355,7 @@ def run_scan(
             FragmentReader(store, table, f, plan.top_fields, schema, plans, row_addresses=addresses)
             for f in fragments
         )
-        stream = unfiltered_batches(readers, batch_size, skip)
+        stream = unfiltered_batches(readers, batch_size, skip, len(fragments))
     emit = project
     if row_addresses:
 

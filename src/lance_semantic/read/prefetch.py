@@ -18,8 +18,9 @@ __all__ = ["WORKERS", "ordered", "pool"]
 
 T = TypeVar("T")
 
-#: threads that read fragments concurrently
-WORKERS = max(2, min(8, 2 * (os.cpu_count() or 1)))
+#: threads that read fragments concurrently: more than cores, as each pylance read of a small
+#: fragment waits part of its time (for the GIL, for its runtime's threads)
+WORKERS = max(8, min(16, 2 * (os.cpu_count() or 1)))
 
 
 @lru_cache(maxsize=1)

@@ -18,7 +18,7 @@ from ..errors import CorruptTableError, NotSupportedYetError
 from ..manifest.model import Fragment
 from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
 from ..schema.field import Field, TableSchema
-from ..storage.datafile import DataFileReader
+from ..storage.datafile import DataFileReader, opened_file
 from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
 from ..types.arrow_names import has_dictionary
@@ -76,6 +76,19 @@ def deletion_problems(rows: np.ndarray, fragment: Fragment) -> Iterator[tuple[st
 class FragmentReader:
     """Reads selected top-level fields of one fragment into ``out_schema`` batches."""
 
+    __slots__ = (
+        "store",
+        "fragment",
+        "fields",
+        "out_schema",
+        "row_addresses",
+        "_table",
+        "_opened",
+        "_deletions",
+        "_plan_cache",
+        "_planned",
+    )
+
     def __init__(
         self,
         store: ObjectStore,
@@ -93,50 +106,82 @@ class FragmentReader:
         ``(fragment id << 32) | physical offset`` (after :data:`ROW_OFFSET` when both)."""
         self.store = store
         self.fragment = fragment
-        self.fields = list(fields)
+        self.fields = fields
         self.out_schema = out_schema
         self.row_addresses = row_addresses
         self._table = table
         self._opened: list[tuple[_Reader, FilePlan, list[str]]] | None = None
         self._deletions = _Deletions()
         self._plan_cache = plans if plans is not None else {}
+        #: the plan of the fragment's one data file with selected fields (set by ``_open``)
+        self._planned: _Planned | None = None
 
     @property
     def _plans(self) -> list[tuple[_Reader, FilePlan, list[str]]]:
         """Open (once) the data files holding the selected fields and plan their columns."""
-        if self._opened is None:  # built aside, then published: windows of one fragment
-            opened = []  # may be read by several threads at once
-            wanted = {f.id for f in self.fields}
-            for df in self.fragment.files:
+        opened = self._opened
+        if opened is None:  # built aside, then published: windows of one fragment
+            opened = self._opened = self._open()  # may be read by several threads at once
+        return opened
+
+    def _open(self) -> list[tuple[_Reader, FilePlan, list[str]]]:
+        """The data files holding the selected fields, opened and planned. What is the same
+        for every file alike (columns, field ids, format version and schema) is worked out
+        once per scan, in the shared plan cache: per file, what remains is the open."""
+        opened: list[tuple[_Reader, FilePlan, list[str]]] = []
+        cache = self._plan_cache
+        only: _Planned | None = None
+        for df in self.fragment.files:
+            key = (df.fields, df.file_major_version, df.file_minor_version)
+            alike = cache.get(key)
+            if alike is None:
                 if df.file_major_version < 2:
                     raise NotSupportedYetError("reading legacy (0.1) data files")
-                if not any(_in(self._table, fid, wanted) for fid in df.fields):
-                    continue
-                file = DataFileReader(self.store, df.path)
-                if file.num_rows != self.fragment.physical_rows:
-                    raise CorruptTableError(
-                        file.path,
-                        f"holds {file.num_rows} rows, the manifest says fragment "
-                        f"{self.fragment.id} has {self.fragment.physical_rows}",
-                    )
-                # (a pa.Schema with extension types is not hashable: compared instead)
-                alike = self._plan_cache.setdefault(
-                    (df.fields, df.file_major_version, df.file_minor_version), []
+                wanted = {f.id for f in self.fields}
+                relevant = any(_in(self._table, fid, wanted) for fid in df.fields)
+                alike = cache[key] = _Alike(relevant, [])
+            if not alike.relevant:
+                continue
+            file = opened_file(self.store, df.path)
+            if file.num_rows != self.fragment.physical_rows:
+                raise CorruptTableError(
+                    file.path,
+                    f"holds {file.num_rows} rows, the manifest says fragment "
+                    f"{self.fragment.id} has {self.fragment.physical_rows}",
                 )
-                planned = next((p for p in alike if p.schema.equals(file.schema, True)), None)
-                if planned is None:
-                    plan = plan_data_file(self._table, df, file.schema, where=file.path)
-                    cols = [plan.columns[f.id] for f in self.fields if f.id in plan.columns]
-                    blob, values = self._blob_columns(plan)
-                    planned = _Planned(file.schema, plan, cols, blob, values)
-                    alike.append(planned)
-                reader: _Reader = file
-                if planned.blob:  # descriptors, read through pylance's table reader
-                    reader = BlobAwareReader(self.store, file, df, planned.blob, planned.values)
-                if planned.cols:
-                    opened.append((reader, planned.plan, planned.cols))
-            self._opened = opened
-        return self._opened
+            planned = alike.plan_of(file.schema)
+            if planned is None:
+                planned = self._plan(df, file)
+                alike.plans.append(planned)
+            if not planned.cols:
+                continue
+            reader: _Reader = file
+            if planned.blob:  # descriptors, read through pylance's table reader
+                reader = BlobAwareReader(self.store, file, df, planned.blob, planned.values)
+            only = planned if not opened else None
+            opened.append((reader, planned.plan, planned.cols))
+        self._planned = only
+        return opened
+
+    def _plan(self, df: Any, file: DataFileReader) -> _Planned:
+        plan = plan_data_file(self._table, df, file.schema, where=file.path)
+        cols = [plan.columns[f.id] for f in self.fields if f.id in plan.columns]
+        blob, values = self._blob_columns(plan)
+        # whether the rows of fragments read with this plan can be joined before assembly
+        # (see ``read_together``): no blob columns, no dictionaries (reads return each
+        # fragment's dictionaries as stored)
+        joinable = not blob and not any(has_dictionary(t) for t in self.out_schema.types)
+        joinable = joinable and not any(has_dictionary(file.schema.field(c).type) for c in cols)
+        # and whether its batches are already the output's: the output's names and layouts
+        # (legacy tables, flagged ones read in their stored layouts)
+        out = self.out_schema
+        passthrough = (
+            joinable
+            and cols == out.names
+            and not plan.retag
+            and all(file.schema.field(c).type == t for c, t in zip(cols, out.types, strict=True))
+        )
+        return _Planned(file.schema, plan, cols, blob, values, joinable, passthrough)
 
     def _blob_columns(self, plan: FilePlan) -> tuple[dict[str, Field], frozenset[str]]:
         """The file columns of ``plan`` that hold blob fields read through shadows, and those
@@ -366,6 +411,21 @@ def read_together(
         nonlocal lead, run_bytes
         if lead is None:
             return
+        if lead_planned is not None and lead_planned.passthrough:
+            if not with_offsets and not lead.row_addresses:  # each fragment's batch is the
+                # output: not joined
+                schema = lead.out_schema
+                for b, k, _ in run:
+                    if k is not None:
+                        b = b.filter(pa.array(k))
+                    if b.num_rows:  # (field metadata, nullability: as the output's)
+                        if not b.schema.equals(schema, check_metadata=True):
+                            b = pa.RecordBatch.from_arrays(b.columns, schema=schema)
+                        out.append(b)
+                run.clear()
+                run_bytes = 0
+                lead = None
+                return
         raws = [b for b, _, _ in run]
         total = sum(b.num_rows for b in raws)
         joined = raws[0] if len(raws) == 1 else pa.concat_batches(raws)
@@ -390,55 +450,48 @@ def read_together(
         run_bytes = 0
         lead = None
 
-    for r in readers:
-        plans = r._plans
-        reader, plan, cols = plans[0] if len(plans) == 1 else (None, None, None)
-        if r.physical_rows == 0:  # (its files were checked by ``_plans``)
+    lead_planned: _Planned | None = None
+    for r in readers:  # (the per-fragment path: kept to a few lookups and the read)
+        n = r.fragment.physical_rows
+        plans = r._opened if r._opened is not None else r._plans
+        planned = r._planned
+        if n == 0:  # (its files were checked by ``_plans``)
             counts.append(0)
             continue
         if lead is not None and (
-            plan is not lead._plans[0][1]
+            planned is not lead_planned
             or r.out_schema is not lead.out_schema
             or r.row_addresses != lead.row_addresses
         ):
             flush()
-        if lead is None and not _joinable(r):
-            got = list(r.batches(max(r.physical_rows, 1), with_offsets=with_offsets))
+        if lead is None and (planned is None or not planned.joinable):
+            got = list(r.batches(n, with_offsets=with_offsets))
             out.extend(got)
             counts.append(sum(b.num_rows for b in got))
             continue
-        assert isinstance(reader, DataFileReader) and plan is not None and cols is not None
-        batch = reader.read_all(cols, 0, r.physical_rows)
-        size = batch.get_total_buffer_size()
-        if run and run_bytes + size > convert.OFFSET_LIMIT:
-            flush()
-            lead = r
-        lead = lead or r
-        deleted = r.deleted()
+        assert planned is not None
+        file = plans[0][0]
+        assert isinstance(file, DataFileReader)  # (joinable: no blob columns)
+        batch = file.read_all(planned.cols, 0, n)
+        size = 0
+        if with_offsets or r.row_addresses or not planned.passthrough:  # (to be joined:
+            # within 32-bit offsets)
+            size = batch.get_total_buffer_size()
+            if run and run_bytes + size > convert.OFFSET_LIMIT:
+                flush()
+        if lead is None:
+            lead, lead_planned = r, planned
         keep = None
-        if deleted is not None and len(deleted):
-            keep = np.ones(r.physical_rows, dtype=bool)
-            keep[deleted] = False
+        if r.fragment.deletion_file is not None:
+            deleted = r.deleted()
+            if deleted is not None and len(deleted):
+                keep = np.ones(n, dtype=bool)
+                keep[deleted] = False
         run.append((batch, keep, r))
         run_bytes += size
-        counts.append(r.physical_rows if keep is None else int(keep.sum()))
+        counts.append(n if keep is None else int(keep.sum()))
     flush()
     return out, counts
-
-
-def _joinable(r: FragmentReader) -> bool:
-    """Whether ``r``'s rows can be joined with other fragments' before assembly: one data
-    file, not empty, no blob columns, no dictionaries (reads return each fragment's
-    dictionaries as stored)."""
-    plans = r._plans
-    if len(plans) != 1 or r.physical_rows == 0:
-        return False
-    reader, _plan, cols = plans[0]
-    if not isinstance(reader, DataFileReader):  # blob columns
-        return False
-    return not any(has_dictionary(t) for t in r.out_schema.types) and not any(
-        has_dictionary(reader.schema.field(c).type) for c in cols
-    )
 
 
 #: name of the physical row offset column ``batches(with_offsets=True)`` appends
@@ -457,6 +510,31 @@ class _Planned:
     cols: list[str]
     blob: dict[str, Field]
     values: frozenset[str]
+    #: fragments read with this plan alone can be joined before assembly
+    joinable: bool
+    #: the columns read are the output's as they are (names and layouts)
+    passthrough: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Alike:
+    """What a scan knows of data files with the same columns, field ids and format
+    version: whether they hold any selected field, and the plans of their schemas."""
+
+    relevant: bool
+    plans: list[_Planned]
+
+    def plan_of(self, schema: pa.Schema) -> _Planned | None:
+        """The plan of files with ``schema``, if one is known. Schemas are interned when
+        files are opened, so files alike share the object; a ``pa.Schema`` with extension
+        types is not hashable, so the others are compared."""
+        for p in self.plans:
+            if p.schema is schema:
+                return p
+        for p in self.plans:
+            if p.schema.equals(schema, True):
+                return p
+        return None
 
 
 @dataclass(slots=True)

@@ -11,10 +11,11 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, cast
 
 import pyarrow as pa
 from lance.file import LanceFileReader, LanceFileSession, LanceFileWriter
@@ -23,7 +24,7 @@ from ..errors import CorruptTableError
 from .object_store import ObjectStore
 from .paths import DATA_DIR
 
-__all__ = ["WrittenFile", "DataFileWriter", "DataFileReader", "file_metadata"]
+__all__ = ["WrittenFile", "DataFileWriter", "DataFileReader", "file_metadata", "opened_file"]
 
 #: how many idle open data-file readers are kept for reuse
 _OPEN_FILES = 4096
@@ -171,6 +172,10 @@ def _reader_for(path: str, columns: list[str] | None, options: _Options) -> Lanc
     return session.open_reader(key, columns)
 
 
+#: what the reader pool keeps readers by: file path, columns read (None: all), options
+_PoolKey = tuple[str, tuple[str, ...] | None, _Options]
+
+
 class _ReaderPool:
     """Open readers shared across scans, takes and dataset handles (data files are immutable
     and uniquely named). A pylance reader must not be used by two threads at once ("Already
@@ -179,38 +184,48 @@ class _ReaderPool:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._idle: OrderedDict[
-            tuple[str, tuple[str, ...] | None, _Options], list[LanceFileReader]
-        ] = OrderedDict()
+        self._idle: OrderedDict[_PoolKey, list[LanceFileReader]] = OrderedDict()
         self._count = 0
         self._lock = threading.Lock()
+
+    def take(self, key: _PoolKey) -> LanceFileReader | None:
+        """An idle reader of ``key`` (path, columns, options), now borrowed, or None."""
+        with self._lock:
+            idle = self._idle.get(key)
+            if not idle:
+                return None
+            self._count -= 1
+            return idle.pop()
+
+    def give(self, key: _PoolKey, reader: LanceFileReader) -> None:
+        """Gives back a reader borrowed (or opened) for ``key``."""
+        with self._lock:
+            idle = self._idle.get(key)
+            if idle is None:
+                idle = self._idle[key] = []
+            else:
+                self._idle.move_to_end(key)
+            idle.append(reader)
+            self._count += 1
+            while self._count > self.capacity:
+                _, old = next(iter(self._idle.items()))
+                old.pop(0)
+                self._count -= 1
+                if not old:
+                    self._idle.popitem(last=False)
 
     @contextmanager
     def borrow(
         self, path: str, columns: tuple[str, ...] | None, options: _Options = None
     ) -> Iterator[LanceFileReader]:
         key = (path, columns, options)
-        reader = None
-        with self._lock:
-            idle = self._idle.get(key)
-            if idle:
-                reader = idle.pop()
-                self._count -= 1
+        reader = self.take(key)
         if reader is None:
             reader = _reader_for(path, list(columns) if columns is not None else None, options)
         try:
             yield reader
         finally:
-            with self._lock:
-                self._idle.setdefault(key, []).append(reader)
-                self._idle.move_to_end(key)
-                self._count += 1
-                while self._count > self.capacity:
-                    _, old = next(iter(self._idle.items()))
-                    old.pop(0)
-                    self._count -= 1
-                    if not old:
-                        self._idle.popitem(last=False)
+            self.give(key, reader)
 
     def clear(self) -> None:
         with self._lock:
@@ -225,7 +240,21 @@ _POOL = _ReaderPool(_OPEN_FILES)
 def _metadata(path: str, options: _Options) -> tuple[pa.Schema, int]:
     with _POOL.borrow(path, None, options) as reader:
         meta = reader.metadata()
-    return meta.schema, int(meta.num_rows)
+    return _interned(meta.schema), int(meta.num_rows)
+
+
+#: one schema object per distinct data file schema (by its IPC bytes), so that readers of
+#: files alike can compare schemas by identity
+_SCHEMAS: dict[bytes, pa.Schema] = {}
+_SCHEMAS_LOCK = threading.Lock()
+
+
+def _interned(schema: pa.Schema) -> pa.Schema:
+    key = schema.serialize().to_pybytes()
+    with _SCHEMAS_LOCK:
+        if len(_SCHEMAS) >= _KNOWN_FILES:
+            _SCHEMAS.clear()
+        return _SCHEMAS.setdefault(key, schema)
 
 
 def file_metadata(path: str, store: ObjectStore | None = None) -> tuple[pa.Schema, int]:
@@ -234,6 +263,17 @@ def file_metadata(path: str, store: ObjectStore | None = None) -> tuple[pa.Schem
     options = _options_key(store) if store is not None else None
     meta = _reader_for(path, None, options).metadata()
     return meta.schema, int(meta.num_rows)
+
+
+def opened_file(store: ObjectStore, name: str) -> DataFileReader:
+    """The reader of data file ``name`` of ``store``, shared by the scans that read it (data
+    files are immutable and uniquely named: the same object while it is remembered)."""
+    return _opened_file(cast(Hashable, store), name)  # (stores hash by identity)
+
+
+@lru_cache(maxsize=_KNOWN_FILES)
+def _opened_file(store: Any, name: str) -> DataFileReader:
+    return DataFileReader(store, name)
 
 
 #: what pylance's file reader raises for a missing, truncated or garbage file
@@ -256,6 +296,14 @@ def _first_line(e: BaseException) -> str:
     return text[0] if text else type(e).__name__
 
 
+def _one_batch(got: pa.Table) -> pa.RecordBatch:
+    batches = got.to_batches()
+    if len(batches) == 1:
+        return batches[0]
+    batches = got.combine_chunks().to_batches() if got.num_rows else []
+    return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=got.schema)
+
+
 class DataFileReader:
     """An open data file: its physical schema, row count, ranges and takes.
 
@@ -268,6 +316,7 @@ class DataFileReader:
         self._options = _options_key(store)
         try:
             self.schema, self.num_rows = _metadata(self._path, self._options)
+            self._names = self.schema.names
         except BaseException as e:
             if not _is_read_error(e):
                 raise
@@ -278,7 +327,8 @@ class DataFileReader:
         return self._path
 
     def _columns(self, columns: Sequence[str] | None) -> tuple[str, ...] | None:
-        if columns is None or list(columns) == self.schema.names:
+        """``columns`` as the reader pool's key: None for all of the file's."""
+        if columns is None or list(columns) == self._names:
             return None
         return tuple(columns)
 
@@ -301,19 +351,31 @@ class DataFileReader:
             raise _damaged(self._path, e) from e
 
     def read_all(self, columns: Sequence[str] | None, start: int, num_rows: int) -> pa.RecordBatch:
-        """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once)."""
+        """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once: the
+        hot path of scans over many small fragments)."""
+        selected = self._columns(columns)
+        key = (self._path, selected, self._options)
+        reader = _POOL.take(key)
         try:
-            with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
-                got = reader.read_range(start, num_rows, batch_size=max(num_rows, 1)).to_table()
+            if reader is None:
+                names = None if selected is None else list(selected)
+                reader = _reader_for(self._path, names, self._options)
+            if num_rows <= 0:
+                return _one_batch(reader.read_range(start, 0, batch_size=1).to_table())
+            # asked for as one batch, read as one (read_all would gather a table)
+            stream = reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
+            batch = stream.read_next_batch()
+            if batch.num_rows < num_rows:  # (not seen: pylance splits no batch asked for)
+                rest = [batch, *stream.read_all().to_batches()]
+                batch = _one_batch(pa.Table.from_batches(rest))
         except BaseException as e:
             if not _is_read_error(e):
                 raise
             raise _damaged(self._path, e) from e
-        batches = got.to_batches()
-        if len(batches) == 1:
-            return batches[0]
-        batches = got.combine_chunks().to_batches() if got.num_rows else []
-        return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=got.schema)
+        finally:
+            if reader is not None:
+                _POOL.give(key, reader)
+        return batch
 
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
         try:
