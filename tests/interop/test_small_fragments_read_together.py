@@ -177,7 +177,9 @@ def test_fragments_read_as_they_are_output_come_one_batch_each_like_pylance(
     assert all(b.schema.equals(got.schema, check_metadata=True) for b in mine)
 
 
-@pytest.mark.parametrize("encoding", [None, "utf8", "large_utf8", "utf8_view", "dictionary:int32:utf8"])
+@pytest.mark.parametrize(
+    "encoding", [None, "utf8", "large_utf8", "utf8_view", "dictionary:int32:utf8"]
+)
 def test_every_batch_has_the_output_schema_whatever_each_file_holds(flagged, encoding) -> None:
     """Fragments stored in the output's layout pass through as they are read, the others
     are converted: every batch still carries exactly the output schema (field metadata,

@@ -44,44 +44,77 @@ def _storage_only(batch: pa.RecordBatch) -> pa.RecordBatch:
 #: the name each batch is registered under, so a parsed expression fits every batch
 _BATCH = "__lance_semantic_batch"
 
+#: each thread's DataFusion session, shared by every expression it evaluates (a batch is
+#: registered, evaluated and deregistered within one call)
+_LOCAL = threading.local()
+
+#: parsed (and checked) expressions by text, literal rule and batch schema, shared by every
+#: scan of the process: a filter is parsed once, not once per scan (bounded, oldest out)
+_PARSED: dict[tuple[str, bool, str], object] = {}
+_PARSED_LIMIT = 1024
+_PARSED_LOCK = threading.Lock()
+#: the results on no rows, by the same key (what every scan's up-front check evaluates)
+_EMPTY: dict[tuple[str, bool, str], pa.Array] = {}
+
+
+def _schema_key(schema: pa.Schema) -> str:
+    """What identifies a batch schema for parsing: names, types, nullability and metadata
+    (extension types included; a ``pa.Schema`` holding them is not hashable)."""
+    return schema.to_string(show_field_metadata=True, show_schema_metadata=True)
+
 
 class SqlExpression:
     """One SQL expression, evaluated batch by batch into one Arrow array per batch.
 
-    The text is parsed once per batch schema (DataFusion qualifies column references with
-    the table's name, so every batch is registered under one fixed name) and reused for
-    every later batch of that schema. Each thread evaluates in a session of its own."""
+    The text is parsed once per batch schema in the process (DataFusion qualifies column
+    references with the table's name, so every batch is registered under one fixed name)
+    and reused for every later batch of that schema, by any expression of the same text.
+    Each thread evaluates in a session of its own."""
 
     def __init__(self, sql: str, *, is_filter: bool = False) -> None:
         """``is_filter``: literals compared with columns must keep their value in the
         column's type, as pylance requires of filters (``filter_literals``)."""
         self.sql = sql
         self.is_filter = is_filter
-        self._local = threading.local()
-        self._parsed: list[tuple[pa.Schema, object]] = []
 
-    def _session(self) -> Any:
-        ctx = getattr(self._local, "ctx", None)
+    @staticmethod
+    def _session() -> Any:
+        ctx = getattr(_LOCAL, "ctx", None)
         if ctx is None:
             from datafusion import SessionConfig, SessionContext
 
             # one partition: with more, DataFusion may return a large batch's rows out of
             # order, and a mask or a new column must line up with the batch row for row
-            ctx = self._local.ctx = SessionContext(SessionConfig().with_target_partitions(1))
+            ctx = _LOCAL.ctx = SessionContext(SessionConfig().with_target_partitions(1))
         return ctx
 
     def evaluate(self, batch: pa.RecordBatch) -> pa.Array:
         batch = _storage_only(batch)
+        if not batch.num_rows:  # (the up-front check of every scan: once per schema)
+            key = (self.sql, self.is_filter, _schema_key(batch.schema))
+            empty = _EMPTY.get(key)
+            if empty is None:
+                empty = self._evaluate(batch)
+                if len(_EMPTY) >= _PARSED_LIMIT:
+                    _EMPTY.clear()
+                _EMPTY[key] = empty
+            return empty
+        return self._evaluate(batch)
+
+    def _evaluate(self, batch: pa.RecordBatch) -> pa.Array:
         ctx = self._session()
         df = ctx.from_arrow(batch, name=_BATCH)
         try:
-            # (a pa.Schema with extension types is not hashable: compared instead)
-            expr = next((e for s, e in self._parsed if s.equals(batch.schema)), None)
+            key = (self.sql, self.is_filter, _schema_key(batch.schema))
+            expr = _PARSED.get(key)
             if expr is None:
                 expr = parse_expression(df, self.sql)
                 if self.is_filter:
                     check_filter_literals(expr, batch.schema, self.sql)
-                self._parsed.append((batch.schema, expr))
+                with _PARSED_LOCK:
+                    if len(_PARSED) >= _PARSED_LIMIT:
+                        del _PARSED[next(iter(_PARSED))]
+                    _PARSED[key] = expr
             try:
                 out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]
             except Exception as e:  # DataFusion raises plain Exception

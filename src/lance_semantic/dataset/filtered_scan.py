@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from ..manifest.model import Fragment
 from ..read import convert
 from ..read.prefetch import WORKERS, ordered
-from ..read.scan import ROW_ADDRESS, ROW_OFFSET, FragmentReader, empty_rows, read_together
+from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows, read_together
 from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
 
@@ -70,9 +70,7 @@ def unfiltered_batches(
     ``count``: how many readers there are (when known), to spread small fragments over
     the reading threads."""
     left = [skip]  # rows to skip; once a fragment is read, those inside it
-    per_group = GROUP_FRAGMENTS  # or one group per thread, where that is fewer
-    if count:
-        per_group = max(1, min(GROUP_FRAGMENTS, -(-count // WORKERS)))
+    per_group = _per_group(count)
 
     def tasks() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
         skipping = skip > 0
@@ -106,6 +104,14 @@ def unfiltered_batches(
         yield from batches
 
 
+def _per_group(count: int | None) -> int:
+    """How many small fragments one task reads: at most :data:`GROUP_FRAGMENTS`, fewer
+    when that leaves threads idle (``count`` fragments, when known)."""
+    if not count:
+        return GROUP_FRAGMENTS
+    return max(1, min(GROUP_FRAGMENTS, -(-count // WORKERS)))
+
+
 def _read_group(readers: list[FragmentReader], batch_size: int) -> list[pa.RecordBatch]:
     """The live rows of small fragments (together at most ``batch_size``): a batch per
     fragment where its rows are read as they are output (as pylance's scans return them),
@@ -113,12 +119,19 @@ def _read_group(readers: list[FragmentReader], batch_size: int) -> list[pa.Recor
     return read_together(readers)[0]
 
 
+#: batches of fewer rows than this on average are joined before they are filtered
+_SMALL_BATCH = 4096
+
+
 def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
     """``batches`` as one batch where that cannot overflow a 32-bit offset layout (the
     reads split batches that would, see ``read.convert``) and their dictionaries can be
     unified, else as given. Batches with dictionaries stay apart: joining them would
     unify their dictionaries, and reads return each fragment's dictionaries as stored."""
-    if len(batches) < 2 or sum(b.nbytes for b in batches) > convert.OFFSET_LIMIT:
+    if len(batches) < 2:
+        return batches
+    fixed = all(pa.types.is_primitive(t) for t in batches[0].schema.types)
+    if not fixed and sum(b.get_total_buffer_size() for b in batches) > convert.OFFSET_LIMIT:
         return batches
     if any(has_dictionary(t) for t in batches[0].schema.types):
         return batches
@@ -129,8 +142,7 @@ def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
 
 
 class _Window:
-    """Physical rows ``[start, stop)`` of one fragment and, once read, its filter columns
-    (with each row's physical offset)."""
+    """Physical rows ``[start, stop)`` of one fragment and, once read, its filter columns."""
 
     __slots__ = ("keys", "others", "start", "stop", "read", "rows")
 
@@ -145,17 +157,24 @@ class _Window:
 
     def read_keys(self) -> _Window:
         """Reads the filter's columns of the window's live rows."""
-        self.read = list(
-            self.keys.batches(READ_BATCH, with_offsets=True, start=self.start, stop=self.stop)
-        )
+        self.read = list(self.keys.batches(READ_BATCH, start=self.start, stop=self.stop))
         self.rows = sum(b.num_rows for b in self.read)
         return self
 
 
 def _read_windows(group: list[_Window]) -> list[_Window]:
     """Reads the filter's columns of whole small fragments, all at once (see
-    ``read_together``); each window holds slices of the joined batches."""
-    batches, counts = read_together([w.keys for w in group], with_offsets=True)
+    ``read_together``); each window holds its slice of the batches read."""
+    batches, counts = read_together([w.keys for w in group])
+    live = [n for n in counts if n]
+    if len(live) == len(batches) and all(
+        b.num_rows == n for b, n in zip(batches, live, strict=True)
+    ):  # a batch per fragment (read as they are output): each window has its own
+        it = iter(batches)
+        for w, n in zip(group, counts, strict=True):
+            w.rows = n
+            w.read = [next(it)] if n else []
+        return group
     table = pa.Table.from_batches(batches) if batches else None
     at = 0
     for w, n in zip(group, counts, strict=True):
@@ -172,10 +191,16 @@ def filtered_batches(
     schema: pa.Schema,
     predicate: Predicate,
     batch_size: int,
+    count: int | None = None,
+    *,
+    rows_only: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The live rows of ``fragments`` that match ``predicate``, in order, in batches of at
     most ``batch_size`` rows of ``schema`` (the ``fields`` read). ``make(fragment, fields,
-    schema, plans)`` opens a fragment reader."""
+    schema, plans)`` opens a fragment reader; ``count``: how many fragments there are
+    (when known), to spread small ones over the reading threads. ``rows_only``: the caller
+    wants the matching rows' count only (batches without columns)."""
+    per_group = _per_group(count)
     wanted = set(predicate.columns)
     key_idx = [i for i, f in enumerate(fields) if f.name in wanted]
     rest_idx = [i for i, f in enumerate(fields) if f.name not in wanted]
@@ -201,7 +226,7 @@ def filtered_batches(
                 every = keys.sharing(fields, schema, all_plans, row_addresses=keys.row_addresses)
             if group and (
                 n > READ_BATCH
-                or len(group) == GROUP_FRAGMENTS
+                or len(group) >= per_group
                 or rows + n > WINDOW_ROWS
                 or (group[-1].others is None) != (every is not None or others is None)
             ):
@@ -227,19 +252,35 @@ def filtered_batches(
             gathered.append(w)
             rows += w.rows
         if rows >= EVAL_ROWS:
-            yield from _evaluate(gathered, predicate, schema, batch_size, seen)
+            yield from _evaluate(gathered, predicate, schema, batch_size, seen, rows_only)
             gathered, rows = [], 0
     if gathered:
-        yield from _evaluate(gathered, predicate, schema, batch_size, seen)
+        yield from _evaluate(gathered, predicate, schema, batch_size, seen, rows_only)
 
 
-def _mask(predicate: Predicate, batches: list[pa.RecordBatch]) -> pa.Array:
-    """The filter over ``batches`` laid end to end (nulls false), evaluated at once."""
-    names = set(batches[0].schema.names)
-    parts = [b.select([n for n in predicate.columns if n in names]) for b in batches]
+def _mask(
+    predicate: Predicate, batches: list[pa.RecordBatch]
+) -> tuple[pa.Array, list[pa.RecordBatch] | None]:
+    """The filter over ``batches`` laid end to end (nulls false), evaluated at once; and,
+    when the batches hold the filter's columns only, the batches joined for it."""
+    names = batches[0].schema.names
+    used = [n for n in predicate.columns if n in names]
+    whole = used == names
+    parts = batches if whole else [b.select(used) for b in batches]
     joined = _joined(parts)
     masks = [pc.fill_null(predicate.mask(b), False) for b in joined]
-    return masks[0] if len(masks) == 1 else pa.concat_arrays(masks)
+    mask = masks[0] if len(masks) == 1 else pa.concat_arrays(masks)
+    return mask, joined if whole else None
+
+
+def _filtered(batches: list[pa.RecordBatch], mask: pa.Array) -> Iterator[pa.RecordBatch]:
+    """The rows of ``batches`` (laid end to end) where ``mask`` is true."""
+    at = 0
+    for b in batches:
+        got = b.filter(mask.slice(at, b.num_rows))
+        at += b.num_rows
+        if got.num_rows:
+            yield got
 
 
 def _evaluate(
@@ -248,10 +289,13 @@ def _evaluate(
     schema: pa.Schema,
     batch_size: int,
     seen: list[int],
+    rows_only: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The matching rows of ``windows`` (filter evaluated once over all of them); adds the
-    rows evaluated and matched to ``seen``."""
-    mask = _mask(predicate, [b for w in windows for b in w.read])
+    rows evaluated and matched to ``seen``. ``rows_only``: the rows' values are not wanted
+    (``count_rows``), only how many match."""
+    read = [b for w in windows for b in w.read]
+    mask, joined = _mask(predicate, read)
     flags = mask.to_numpy(zero_copy_only=False)
     seen[0] += len(flags)
     matched = int(np.count_nonzero(flags))
@@ -259,12 +303,14 @@ def _evaluate(
     if not matched:
         return
     if all(w.others is None for w in windows):  # the reads hold every field: one filter
-        if not schema and not windows[0].keys.row_addresses:
+        if rows_only or (not schema and not windows[0].keys.row_addresses):
             for at in range(0, matched, batch_size):
                 yield empty_rows(min(batch_size, matched - at))
             return
-        keys = pa.Table.from_batches([b for w in windows for b in w.read]).filter(mask)
-        yield from keys.drop_columns([ROW_OFFSET]).to_batches(max_chunksize=batch_size)
+        if joined is None and len(flags) < _SMALL_BATCH * len(read):  # many small batches:
+            joined = _joined(read)  # one filter over them joined costs less than one each
+        keys = pa.Table.from_batches(_filtered(joined or read, mask), schema=read[0].schema)
+        yield from keys.to_batches(max_chunksize=batch_size)
         return
     starts = np.cumsum([0] + [w.rows for w in windows[:-1]])
     per_window = np.add.reduceat(flags.astype(np.int64), starts)
@@ -284,12 +330,13 @@ def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa
     if w.others is None:  # the window's reads hold every field of the scan
         if not schema and not w.keys.row_addresses:
             return pa.Table.from_batches([empty_rows(keys.num_rows)])
-        return keys.drop_columns([ROW_OFFSET])
+        return keys
     if hits > DENSE * w.rows:  # many: read the window's range, filter it alike
         got = list(w.others.batches(READ_BATCH, start=w.start, stop=w.stop))
         rest = pa.Table.from_batches(got, schema=w.others.out_schema).filter(mask)
     else:  # few: take just those rows
-        offsets = keys.column(ROW_OFFSET).to_numpy().astype(np.int64)
+        matching = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+        offsets = w.keys.live_between(w.start, w.stop)[matching]
         rest = pa.Table.from_batches(w.others.take(offsets), schema=w.others.out_schema)
     names = set(w.keys.out_schema.names)
     columns = [keys.column(f.name) if f.name in names else rest.column(f.name) for f in schema]

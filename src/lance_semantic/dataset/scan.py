@@ -346,7 +346,14 @@ def run_scan(
             return FragmentReader(store, table, f, fields, sch, plans, row_addresses=addresses)
 
         found = filtered_batches(
-            make, fragments, plan.top_fields, schema, plan.predicate, batch_size
+            make,
+            fragments,
+            plan.top_fields,
+            schema,
+            plan.predicate,
+            batch_size,
+            len(fragments),
+            rows_only=not plan.outputs and not addresses,
         )
         stream = drop_rows(found, skip)
     else:

@@ -361,6 +361,17 @@ class FragmentReader:
                 parts.append((plan, batch))
             yield start, self._assemble(parts, count)
 
+    def live_between(self, start: int, stop: int) -> np.ndarray:
+        """The physical offsets (int64) of the live rows among physical rows
+        ``[start, stop)``."""
+        offsets = np.arange(start, min(stop, self.physical_rows), dtype=np.int64)
+        deleted = self.deleted()
+        if deleted is not None and len(deleted):
+            lo, hi = np.searchsorted(deleted, [start, stop])
+            if hi > lo:
+                offsets = np.delete(offsets, deleted[lo:hi].astype(np.int64) - start)
+        return offsets
+
     def physical_offsets(self, live_offsets: np.ndarray) -> np.ndarray:
         """The physical offsets of the rows at ``live_offsets`` among the live rows."""
         deleted = self.deleted()

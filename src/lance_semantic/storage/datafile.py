@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -180,39 +179,42 @@ class _ReaderPool:
     """Open readers shared across scans, takes and dataset handles (data files are immutable
     and uniquely named). A pylance reader must not be used by two threads at once ("Already
     borrowed"), so a reader is borrowed by one thread and given back after use; a thread that
-    finds none idle opens another. At most ``capacity`` idle readers are kept (oldest out)."""
+    finds none idle opens another. Readers of about ``capacity`` files are kept (the files
+    first given back go first).
+
+    Taking and giving back take no lock: ``dict.get``, ``dict.setdefault``, ``list.pop``
+    and ``list.append`` are each atomic, so no two threads ever get one reader. A lock
+    shared by every read made the reading threads queue for it (and for the GIL after
+    it); only the trimming takes one, and a thread that finds it held leaves it to the
+    holder."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._idle: OrderedDict[_PoolKey, list[LanceFileReader]] = OrderedDict()
-        self._count = 0
-        self._lock = threading.Lock()
+        self._idle: dict[_PoolKey, list[LanceFileReader]] = {}
+        self._trimming = threading.Lock()
 
     def take(self, key: _PoolKey) -> LanceFileReader | None:
         """An idle reader of ``key`` (path, columns, options), now borrowed, or None."""
-        with self._lock:
-            idle = self._idle.get(key)
-            if not idle:
+        idle = self._idle.get(key)
+        if idle:
+            try:
+                return idle.pop()
+            except IndexError:  # another thread took the last one
                 return None
-            self._count -= 1
-            return idle.pop()
+        return None
 
     def give(self, key: _PoolKey, reader: LanceFileReader) -> None:
         """Gives back a reader borrowed (or opened) for ``key``."""
-        with self._lock:
-            idle = self._idle.get(key)
-            if idle is None:
-                idle = self._idle[key] = []
-            else:
-                self._idle.move_to_end(key)
-            idle.append(reader)
-            self._count += 1
-            while self._count > self.capacity:
-                _, old = next(iter(self._idle.items()))
-                old.pop(0)
-                self._count -= 1
-                if not old:
-                    self._idle.popitem(last=False)
+        self._idle.setdefault(key, []).append(reader)
+        if len(self._idle) > self.capacity and self._trimming.acquire(blocking=False):
+            try:
+                while len(self._idle) > self.capacity:
+                    try:
+                        del self._idle[next(iter(self._idle))]
+                    except (RuntimeError, KeyError, StopIteration):  # changed meanwhile
+                        continue
+            finally:
+                self._trimming.release()
 
     @contextmanager
     def borrow(
@@ -228,9 +230,7 @@ class _ReaderPool:
             self.give(key, reader)
 
     def clear(self) -> None:
-        with self._lock:
-            self._idle.clear()
-            self._count = 0
+        self._idle.clear()
 
 
 _POOL = _ReaderPool(_OPEN_FILES)
@@ -275,6 +275,9 @@ def opened_file(store: ObjectStore, name: str) -> DataFileReader:
 def _opened_file(store: Any, name: str) -> DataFileReader:
     return DataFileReader(store, name)
 
+
+#: batches pylance's reader reads ahead of the one asked for (its default)
+_READAHEAD = 16
 
 #: what pylance's file reader raises for a missing, truncated or garbage file
 _READ_ERRORS = (OSError, ValueError, IndexError, RuntimeError, pa.ArrowException)
@@ -362,8 +365,14 @@ class DataFileReader:
                 reader = _reader_for(self._path, names, self._options)
             if num_rows <= 0:
                 return _one_batch(reader.read_range(start, 0, batch_size=1).to_table())
-            # asked for as one batch, read as one (read_all would gather a table)
-            stream = reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
+            # asked for as one batch, read as one (read_all would gather a table), from
+            # pylance's native reader where it has one (its Python wrapper only wraps the
+            # stream: this is the hot path of scans over many small fragments)
+            native = getattr(reader, "_reader", None)
+            if native is not None:
+                stream = native.read_range(start, num_rows, num_rows, _READAHEAD)
+            else:
+                stream = reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
             batch = stream.read_next_batch()
             if batch.num_rows < num_rows:  # (not seen: pylance splits no batch asked for)
                 rest = [batch, *stream.read_all().to_batches()]
