@@ -25,10 +25,18 @@ fastest runs). Every result is checked outside the timing against the source dat
                       target: no slower than before, shown against 1.1x)
 ``id = 5 at 1000``    ``to_table(filter="id = 5")`` on ``frag1000``
 ``take 100k``         ``take`` of 100,000 sorted distinct rows of ``big2``
+``delete 1 at 1000``  ``delete("id = k")`` of one row of ``frag1000`` (target 1.5x)
+``update 1 at 1000``  ``update({"f64": "-5.0"}, where="id = k")`` of one row of ``frag1000``
+                      (target 1.5x)
+
+The two mutations run on a copy of ``frag1000`` per engine, a different row each round
+(each commits a version: later rounds meet the earlier rounds' deletion files), and are
+checked outside the timing by the row's absence (or new value) and the table's row count.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -166,6 +174,66 @@ CASES = [
 ]
 
 
+#: rows of ``frag1000`` the mutation rounds change (one per round, spread over fragments)
+MUTATED = [int(k) for k in np.random.default_rng(5).choice(100_000, 64, replace=False)]
+
+
+@dataclass
+class Mutation:
+    name: str
+    work: Callable[[Any, int], Any]
+    check: Callable[[str, Any, int, int], None]
+    target: float = 1.5
+
+
+def _delete_one(ds: Any, k: int) -> Any:
+    return ds.delete(f"id = {k}")
+
+
+def _update_one(ds: Any, k: int) -> Any:
+    return ds.update({"f64": "-5.0"}, where=f"id = {k}")
+
+
+def _deleted(engine: str, ds: Any, k: int, done: int) -> None:
+    h.check_rows(f"{engine} delete", ds.count_rows(), 100_000 - done)
+    if ds.count_rows(f"id = {k}"):
+        raise WrongResult(f"{engine} delete: row {k} is still there")
+
+
+def _updated(engine: str, ds: Any, k: int, done: int) -> None:
+    h.check_rows(f"{engine} update", ds.count_rows(), 100_000)
+    got = ds.to_table(columns=["f64"], filter=f"id = {k}").column("f64").to_pylist()
+    if got != [-5.0]:
+        raise WrongResult(f"{engine} update: row {k} holds {got}")
+
+
+MUTATIONS = [
+    Mutation("delete 1 at 1000", _delete_one, _deleted),
+    Mutation("update 1 at 1000", _update_one, _updated),
+]
+
+
+def run_mutation(m: Mutation, tables: Tables, repeat: int) -> h.Result:
+    source = tables.uri("frag1000")
+    handles = {}
+    for e in ENGINES:
+        copy = f"{tables.workdir}/{m.name.split()[0]}-{e}"
+        shutil.copytree(source, copy)
+        handles[e] = lance.dataset(copy) if e == "pylance" else ls.dataset(copy)
+    done = {e: 0 for e in ENGINES}
+
+    def run(engine: str, r: int) -> Callable[[], Any]:
+        ds, k = handles[engine], MUTATED[r]
+        return lambda: m.work(ds, k)
+
+    def check(engine: str, out: Any, full: bool) -> None:
+        done[engine] += 1
+        m.check(engine, handles[engine], MUTATED[done[engine] - 1], done[engine])
+
+    times = h.measure(list(ENGINES), repeat, run, check)
+    return h.Result.of(m.name, times["pylance"], times["lance-semantic"], m.target)
+
+
 def run_case(case: Case, tables: Tables, repeat: int) -> h.Result:
     handles = {e: tables.open(e, case.table) for e in ENGINES}
     want = case.expected(tables.data[case.table])
@@ -188,7 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument("--tmpdir", help="parent of the temporary working directory")
     args = p.parse_args(argv)
-    names = [c.name for c in CASES]
+    names = [c.name for c in CASES] + [m.name for m in MUTATIONS]
+    if args.repeat + 1 > len(MUTATED):
+        p.error(f"--repeat is at most {len(MUTATED) - 1}")
     unknown = set(args.only or ()) - set(names)
     if unknown:
         p.error(f"unknown case(s) {sorted(unknown)}; cases: {names}")
@@ -201,6 +271,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.only and case.name not in args.only:
                 continue
             results.append(run_case(case, tables, args.repeat))
+            print(h.format_table(results[-1:], widths=(18, 10, 17)).splitlines()[-1], flush=True)
+        for m in MUTATIONS:
+            if args.only and m.name not in args.only:
+                continue
+            results.append(run_mutation(m, tables, args.repeat))
             print(h.format_table(results[-1:], widths=(18, 10, 17)).splitlines()[-1], flush=True)
     print()
     print(h.format_table(results, widths=(18, 10, 17)))

@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..manifest.model import Fragment
-from ..read.scan import FragmentReader
+from ..read.prefetch import WORKERS, ordered
+from ..read.scan import FragmentReader, read_together
 from .scan import Filter, ScanPlan, plan_scan
 from .snapshot import Snapshot
 
@@ -49,10 +50,13 @@ def scan(
     """
     plan = rows_plan(snap, columns, where)
     schema = snap.semantic_schema
+    plans: dict[Any, Any] = {}  # (shared by the readers: files alike are planned once)
+
+    def reader_of(frag: Fragment) -> FragmentReader:
+        return FragmentReader(snap.store, schema, frag, plan.top_fields, plan.read_schema, plans)
 
     def read(frag: Fragment) -> Iterator[pa.RecordBatch]:
-        reader = FragmentReader(snap.store, schema, frag, plan.top_fields, plan.read_schema)
-        return reader.batches(batch_size or BATCH, with_offsets=True)
+        return reader_of(frag).batches(batch_size or BATCH, with_offsets=True)
 
     def kept(batches: Iterable[pa.RecordBatch]) -> list[pa.RecordBatch]:
         out = []
@@ -69,15 +73,20 @@ def scan(
         plan, per group rather than per fragment)."""
         if len(frags) == 1 or plan.predicate is None:
             return [kept(read(frag)) for frag in frags]
-        read_ = [list(read(frag)) for frag in frags]
-        parts = [b for batches in read_ for b in batches if b.num_rows]
-        if not parts or any(not b.schema.equals(parts[0].schema) for b in parts):
+        # read by one pylance call each and joined (``read_together``)
+        parts, counts = read_together([reader_of(f) for f in frags], with_offsets=True)
+        parts = [b for b in parts if b.num_rows]
+        if not parts:
+            return [[] for _ in frags]
+        if any(not b.schema.equals(parts[0].schema) for b in parts):
+            at, read_ = 0, []
+            table = pa.Table.from_batches(parts)
+            for n in counts:
+                read_.append(table.slice(at, n).combine_chunks().to_batches() if n else [])
+                at += n
             return [kept(batches) for batches in read_]
-        owner = np.repeat(
-            np.arange(len(frags), dtype=np.int32),
-            [sum(b.num_rows for b in batches) for batches in read_],
-        )
-        whole = pa.concat_batches(parts)
+        owner = np.repeat(np.arange(len(frags), dtype=np.int32), counts)
+        whole = parts[0] if len(parts) == 1 else pa.concat_batches(parts)
         keep = pc.fill_null(plan.predicate.mask(whole), False)
         rows = np.flatnonzero(np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool))
         out: list[list[pa.RecordBatch]] = [[] for _ in frags]
@@ -93,8 +102,14 @@ def scan(
 
     fragments = snap.manifest.fragments
     groups = _small_groups(fragments) if plan.predicate is not None else [[f] for f in fragments]
-    for frags, results in _ordered_window(group, groups):
-        for frag, batches in zip(frags, results, strict=True):
+    if all(len(g) > 1 or g[0].physical_rows <= _SMALL for g in groups):
+        # small fragments only: read on the shared pool, every thread busy
+        tasks = [lambda g=g: (g, group(g)) for g in groups]
+        results: Iterable[tuple[list[Fragment], list[list[pa.RecordBatch]]]] = ordered(tasks)
+    else:  # large fragments are read whole per task: a few at a time
+        results = _ordered_window(group, groups)
+    for frags, found in results:
+        for frag, batches in zip(frags, found, strict=True):
             for batch in batches:
                 yield frag, batch
 
@@ -104,13 +119,15 @@ _SMALL = 16_384
 
 
 def _small_groups(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
-    """Consecutive small fragments in groups of at most ``_SMALL`` rows; a larger fragment
-    is a group of its own (and streamed)."""
+    """Consecutive small fragments in groups of at most ``_SMALL`` rows (and at most one
+    thread's share of the fragments); a larger fragment is a group of its own (and
+    streamed)."""
+    share = max(1, -(-len(fragments) // WORKERS))
     groups: list[list[Fragment]] = []
     rows = _SMALL  # rows of the last group: nothing joins a large fragment's group
     for frag in fragments:
         n = frag.physical_rows
-        if groups and n <= _SMALL and rows + n <= _SMALL:
+        if groups and n <= _SMALL and rows + n <= _SMALL and len(groups[-1]) < share:
             groups[-1].append(frag)
             rows += n
         else:
