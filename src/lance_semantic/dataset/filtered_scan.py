@@ -2,24 +2,26 @@
 materialisation (layer L5).
 
 Unfiltered: fragments that fit in one batch are read whole on the shared pool (pylance's
-reader releases the GIL), a few ahead of the consumer and in order; larger fragments stream
-batch by batch (pylance's reader reads ahead inside them).
+reader releases the GIL), in groups spread over its threads, a few ahead of the consumer and
+in order; larger fragments stream batch by batch (pylance's reader reads ahead inside them).
 
 Filtered: the rows are cut into *windows* (a whole small fragment, or at most
 :data:`WINDOW_ROWS` rows of a large one). For each window only the filter's columns are read
-first (with each row's physical offset); consecutive windows are gathered until they hold
-:data:`EVAL_ROWS` rows and the filter is evaluated once over all of them (one DataFusion plan
-per gathering, not one per batch or fragment). The other columns are then read only for the
-matching rows: a take of those rows when they are few, a range read of the window filtered
-by the same mask when they are many. Once most of the rows evaluated (at least
-:data:`EVAL_ROWS`) have matched, later fragments are read in one pass with every column, as
-a scan without late materialisation would. ``count_rows(filter)`` reads the filter's columns
-only.
-Memory stays bounded by a few windows of the filter's columns plus one window of output.
+first; consecutive windows are gathered until they hold :data:`EVAL_ROWS` rows, and each
+gathering is a *job* on the pool: the filter is evaluated once over all of it (one
+DataFusion plan per gathering, not one per batch or fragment), then the other columns are
+read only for the matching rows -- a take of those rows when they are few (their offsets
+come from the deletion vector), a range read of the window filtered by the same mask when
+they are many. Jobs run while later windows are read, their output in order. Once most of
+the rows evaluated (at least :data:`EVAL_ROWS`) have matched, later fragments are read in
+one pass with every column, as a scan without late materialisation would.
+``count_rows(filter)`` reads the filter's columns only and builds no rows.
+Memory stays bounded by a few windows of the filter's columns plus a few windows of output.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -243,19 +245,30 @@ def filtered_batches(
         if group:
             yield lambda g=group: _read_windows(g)  # type: ignore[misc]
 
-    gathered: list[_Window] = []
-    rows = 0
-    for ws in ordered(windows()):
-        for w in ws:
-            if not w.rows:
-                continue
-            gathered.append(w)
-            rows += w.rows
-        if rows >= EVAL_ROWS:
-            yield from _evaluate(gathered, predicate, schema, batch_size, seen, rows_only)
-            gathered, rows = [], 0
-    if gathered:
-        yield from _evaluate(gathered, predicate, schema, batch_size, seen, rows_only)
+    lock = threading.Lock()
+
+    def evaluate(gathered: list[_Window]) -> Callable[[], list[pa.RecordBatch]]:
+        return lambda: _evaluate(gathered, predicate, schema, batch_size, seen, lock, rows_only)
+
+    def jobs() -> Iterator[Callable[[], list[pa.RecordBatch]]]:
+        """One job per gathering of windows read: its filter and the reads of its other
+        columns run on the pool, while the next windows are read."""
+        gathered: list[_Window] = []
+        rows = 0
+        for ws in ordered(windows()):
+            for w in ws:
+                if not w.rows:
+                    continue
+                gathered.append(w)
+                rows += w.rows
+            if rows >= EVAL_ROWS:
+                yield evaluate(gathered)
+                gathered, rows = [], 0
+        if gathered:
+            yield evaluate(gathered)
+
+    for batches in ordered(jobs()):
+        yield from batches
 
 
 def _mask(
@@ -289,38 +302,37 @@ def _evaluate(
     schema: pa.Schema,
     batch_size: int,
     seen: list[int],
+    lock: threading.Lock,
     rows_only: bool = False,
-) -> Iterator[pa.RecordBatch]:
+) -> list[pa.RecordBatch]:
     """The matching rows of ``windows`` (filter evaluated once over all of them); adds the
-    rows evaluated and matched to ``seen``. ``rows_only``: the rows' values are not wanted
-    (``count_rows``), only how many match."""
+    rows evaluated and matched to ``seen`` (under ``lock``: jobs run on several threads).
+    ``rows_only``: the rows' values are not wanted (``count_rows``), only how many match."""
     read = [b for w in windows for b in w.read]
     mask, joined = _mask(predicate, read)
     flags = mask.to_numpy(zero_copy_only=False)
-    seen[0] += len(flags)
     matched = int(np.count_nonzero(flags))
-    seen[1] += matched
+    with lock:
+        seen[0] += len(flags)
+        seen[1] += matched
     if not matched:
-        return
+        return []
     if all(w.others is None for w in windows):  # the reads hold every field: one filter
         if rows_only or (not schema and not windows[0].keys.row_addresses):
-            for at in range(0, matched, batch_size):
-                yield empty_rows(min(batch_size, matched - at))
-            return
+            sizes = [min(batch_size, matched - at) for at in range(0, matched, batch_size)]
+            return [empty_rows(n) for n in sizes]
         if joined is None and len(flags) < _SMALL_BATCH * len(read):  # many small batches:
             joined = _joined(read)  # one filter over them joined costs less than one each
         keys = pa.Table.from_batches(_filtered(joined or read, mask), schema=read[0].schema)
-        yield from keys.to_batches(max_chunksize=batch_size)
-        return
+        return keys.to_batches(max_chunksize=batch_size)
     starts = np.cumsum([0] + [w.rows for w in windows[:-1]])
     per_window = np.add.reduceat(flags.astype(np.int64), starts)
-    jobs = []
+    out: list[pa.RecordBatch] = []
     for w, at, hits in zip(windows, starts.tolist(), per_window.tolist(), strict=True):
         if hits:
-            m = mask.slice(at, w.rows)
-            jobs.append(lambda w=w, m=m, hits=hits: _materialise(w, m, hits, schema))
-    for table in ordered(jobs):
-        yield from table.to_batches(max_chunksize=batch_size)
+            table = _materialise(w, mask.slice(at, w.rows), hits, schema)
+            out.extend(table.to_batches(max_chunksize=batch_size))
+    return out
 
 
 def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa.Table:
