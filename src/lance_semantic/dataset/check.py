@@ -35,8 +35,8 @@ from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Manifest
 from ..manifest.validation import manifest_problems, named_paths
 from ..read.blob_descriptors import blob_descriptors
+from ..read.deletions import deletion_problems
 from ..read.plan import plan_data_file
-from ..read.scan import deletion_problems
 from ..schema.blob import is_blob, is_blob_v2
 from ..schema.field import Field
 from ..schema.semantic import semantic_type_of

@@ -46,8 +46,8 @@ from ..manifest import flags
 from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
 from ..read.blob_descriptors import BlobAwareReader
 from ..read.convert import Converter, convert_batch, identity
+from ..read.deletions import deleted_rows
 from ..read.plan import Retag, merge_parts, plan_data_file, retag_array
-from ..read.scan import deleted_rows
 from ..schema.arrow import physical_field
 from ..schema.blob import is_blob, is_blob_v2, value_field
 from ..schema.field import TableSchema

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..manifest.model import Fragment, Manifest
-from ..read.scan import deleted_rows
+from ..read.deletions import deleted_rows
 from ..storage.object_store import ObjectStore
 from .arguments import check_bool, check_int, check_optional_int, check_real
 

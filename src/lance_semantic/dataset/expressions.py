@@ -48,13 +48,20 @@ _BATCH = "__lance_semantic_batch"
 #: registered, evaluated and deregistered within one call)
 _LOCAL = threading.local()
 
-#: parsed (and checked) expressions by text, literal rule and batch schema, shared by every
-#: scan of the process: a filter is parsed once, not once per scan (bounded, oldest out)
+#: parsed (and checked) expressions, and their results on no rows (what every scan's
+#: up-front check evaluates), by text, literal rule and batch schema, shared by every scan
+#: of the process: a filter is parsed once, not once per scan (bounded, oldest out)
 _PARSED: dict[tuple[str, bool, str], object] = {}
-_PARSED_LIMIT = 1024
-_PARSED_LOCK = threading.Lock()
-#: the results on no rows, by the same key (what every scan's up-front check evaluates)
 _EMPTY: dict[tuple[str, bool, str], pa.Array] = {}
+_REMEMBERED = 1024
+_REMEMBER_LOCK = threading.Lock()
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    with _REMEMBER_LOCK:
+        if len(cache) >= _REMEMBERED:
+            del cache[next(iter(cache))]
+        cache[key] = value
 
 
 def _schema_key(schema: pa.Schema) -> str:
@@ -90,31 +97,25 @@ class SqlExpression:
 
     def evaluate(self, batch: pa.RecordBatch) -> pa.Array:
         batch = _storage_only(batch)
-        if not batch.num_rows:  # (the up-front check of every scan: once per schema)
-            key = (self.sql, self.is_filter, _schema_key(batch.schema))
-            empty = _EMPTY.get(key)
-            if empty is None:
-                empty = self._evaluate(batch)
-                if len(_EMPTY) >= _PARSED_LIMIT:
-                    _EMPTY.clear()
-                _EMPTY[key] = empty
-            return empty
-        return self._evaluate(batch)
+        key = (self.sql, self.is_filter, _schema_key(batch.schema))
+        if batch.num_rows:
+            return self._evaluate(batch, key)
+        empty = _EMPTY.get(key)  # (the up-front check of every scan: once per schema)
+        if empty is None:
+            empty = self._evaluate(batch, key)
+            _remember(_EMPTY, key, empty)
+        return empty
 
-    def _evaluate(self, batch: pa.RecordBatch) -> pa.Array:
+    def _evaluate(self, batch: pa.RecordBatch, key: tuple[str, bool, str]) -> pa.Array:
         ctx = self._session()
         df = ctx.from_arrow(batch, name=_BATCH)
         try:
-            key = (self.sql, self.is_filter, _schema_key(batch.schema))
             expr = _PARSED.get(key)
             if expr is None:
                 expr = parse_expression(df, self.sql)
                 if self.is_filter:
                     check_filter_literals(expr, batch.schema, self.sql)
-                with _PARSED_LOCK:
-                    if len(_PARSED) >= _PARSED_LIMIT:
-                        del _PARSED[next(iter(_PARSED))]
-                    _PARSED[key] = expr
+                _remember(_PARSED, key, expr)
             try:
                 out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]
             except Exception as e:  # DataFusion raises plain Exception

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from ..manifest.model import Fragment
 from ..read import convert
 from ..read.prefetch import WORKERS, ordered
-from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows, read_together
+from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows, per_fragment, read_together
 from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
 
@@ -168,21 +168,8 @@ def _read_windows(group: list[_Window]) -> list[_Window]:
     """Reads the filter's columns of whole small fragments, all at once (see
     ``read_together``); each window holds its slice of the batches read."""
     batches, counts = read_together([w.keys for w in group])
-    live = [n for n in counts if n]
-    if len(live) == len(batches) and all(
-        b.num_rows == n for b, n in zip(batches, live, strict=True)
-    ):  # a batch per fragment (read as they are output): each window has its own
-        it = iter(batches)
-        for w, n in zip(group, counts, strict=True):
-            w.rows = n
-            w.read = [next(it)] if n else []
-        return group
-    table = pa.Table.from_batches(batches) if batches else None
-    at = 0
-    for w, n in zip(group, counts, strict=True):
-        w.rows = n
-        w.read = table.slice(at, n).to_batches() if n and table is not None else []
-        at += n
+    for w, n, read in zip(group, counts, per_fragment(batches, counts), strict=True):
+        w.rows, w.read = n, read
     return group
 
 

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from ..manifest.model import Fragment
 from ..read.prefetch import WORKERS, ordered
-from ..read.scan import FragmentReader, read_together
+from ..read.scan import FragmentReader, per_fragment, read_together
 from .scan import Filter, ScanPlan, plan_scan
 from .snapshot import Snapshot
 
@@ -79,12 +79,7 @@ def scan(
         if not parts:
             return [[] for _ in frags]
         if any(not b.schema.equals(parts[0].schema) for b in parts):
-            at, read_ = 0, []
-            table = pa.Table.from_batches(parts)
-            for n in counts:
-                read_.append(table.slice(at, n).combine_chunks().to_batches() if n else [])
-                at += n
-            return [kept(batches) for batches in read_]
+            return [kept(batches) for batches in per_fragment(parts, counts)]
         owner = np.repeat(np.arange(len(frags), dtype=np.int32), counts)
         whole = parts[0] if len(parts) == 1 else pa.concat_batches(parts)
         keep = pc.fill_null(plan.predicate.mask(whole), False)

@@ -23,7 +23,8 @@ from ..errors import (
     SchemaMismatchError,
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Manifest, Update
-from ..read.scan import ROW_OFFSET, FragmentReader, deleted_rows
+from ..read.deletions import deleted_rows
+from ..read.scan import ROW_OFFSET, FragmentReader
 from ..read.views import to_kernel_layout
 from ..storage.deletions import write_deleted_rows
 from .arguments import (

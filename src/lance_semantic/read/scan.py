@@ -19,58 +19,25 @@ from ..manifest.model import Fragment
 from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
 from ..schema.field import Field, TableSchema
 from ..storage.datafile import DataFileReader, opened_file
-from ..storage.deletions import read_deleted_rows
 from ..storage.object_store import ObjectStore
 from ..types.arrow_names import has_dictionary
 from . import convert
 from .blob_descriptors import BlobAwareReader
 from .convert import Converter, convert_batch, identity, resolve_converter
+from .deletions import deleted_rows
 from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
 __all__ = [
     "FragmentReader",
     "ROW_ADDRESS",
     "ROW_OFFSET",
-    "deleted_rows",
-    "deletion_problems",
     "empty_rows",
+    "per_fragment",
     "read_together",
 ]
 
 #: what reads a data file's columns: the file itself, or with blob columns from shadows
 _Reader = DataFileReader | BlobAwareReader
-
-
-def deleted_rows(store: ObjectStore, fragment: Fragment) -> np.ndarray | None:
-    """Sorted deleted row offsets of ``fragment``, or None when it has no deletion file."""
-    d = fragment.deletion_file
-    if d is None:
-        return None
-    rows = read_deleted_rows(store, fragment.id, d.read_version, d.id, d.file_type == "bitmap")
-    for _code, problem in deletion_problems(rows, fragment):
-        raise CorruptTableError(store.uri(d.path(fragment.id)), problem)
-    return rows
-
-
-def deletion_problems(rows: np.ndarray, fragment: Fragment) -> Iterator[tuple[str, str]]:
-    """(code, message) of what is wrong with ``fragment``'s deleted row offsets ``rows``
-    (sorted, as read): offsets past its end, repeated, or another count than the manifest's
-    (a count of 0 is what old manifests record: not compared)."""
-    d = fragment.deletion_file
-    if len(rows) and int(rows[-1]) >= fragment.physical_rows:
-        yield (
-            "deletion-offset",
-            f"deleted row offset {int(rows[-1])} is past the end of fragment {fragment.id} "
-            f"({fragment.physical_rows} rows)",
-        )
-    if len(rows) > 1 and not (rows[1:] != rows[:-1]).all():
-        yield "deletion-count", "a row offset is deleted twice"
-    if d is not None and d.num_deleted_rows and len(rows) != d.num_deleted_rows:
-        yield (
-            "deletion-count",
-            f"holds {len(rows)} deleted rows, the manifest says {d.num_deleted_rows} "
-            f"(fragment {fragment.id})",
-        )
 
 
 class FragmentReader:
@@ -376,9 +343,7 @@ class FragmentReader:
         """The physical offsets of the rows at ``live_offsets`` among the live rows."""
         deleted = self.deleted()
         if deleted is not None and len(deleted):
-            keep = np.ones(self.physical_rows, dtype=bool)
-            keep[deleted] = False
-            return np.flatnonzero(keep)[live_offsets]
+            return self.live_between(0, self.physical_rows)[live_offsets]
         return live_offsets
 
     def take_live(self, live_offsets: np.ndarray) -> list[pa.RecordBatch]:
@@ -409,54 +374,29 @@ def read_together(
     Consecutive fragments of one data file each whose files share a plan (same columns,
     field ids and layouts, no dictionaries or blob columns) are read by one pylance call
     each, then joined and assembled, converted and cut as one batch: the Python work per
-    fragment is the read call alone. Other fragments are read on their own. With
+    fragment is the read call alone; where the files already hold the output's names and
+    layouts, each fragment's batch is output as read (as pylance's scans return them).
+    Other fragments are read on their own. With
     ``with_offsets`` the batches end with :data:`ROW_OFFSET` (offsets within each row's
     own fragment); readers with ``row_addresses`` add :data:`ROW_ADDRESS`."""
     out: list[pa.RecordBatch] = []
     counts: list[int] = []
-    run: list[tuple[pa.RecordBatch, np.ndarray | None, FragmentReader]] = []
+    run: _Run = []
     run_bytes = 0
     lead: FragmentReader | None = None
+
+    def as_read(r: FragmentReader, planned: _Planned) -> bool:
+        """Whether ``r``'s batch, read with ``planned``, is output as it is (not joined)."""
+        return planned.passthrough and not with_offsets and not r.row_addresses
 
     def flush() -> None:
         nonlocal lead, run_bytes
         if lead is None:
             return
-        if lead_planned is not None and lead_planned.passthrough:
-            if not with_offsets and not lead.row_addresses:  # each fragment's batch is the
-                # output: not joined
-                schema = lead.out_schema
-                for b, k, _ in run:
-                    if k is not None:
-                        b = b.filter(pa.array(k))
-                    if b.num_rows:  # (field metadata, nullability: as the output's)
-                        if not b.schema.equals(schema, check_metadata=True):
-                            b = pa.RecordBatch.from_arrays(b.columns, schema=schema)
-                        out.append(b)
-                run.clear()
-                run_bytes = 0
-                lead = None
-                return
-        raws = [b for b, _, _ in run]
-        total = sum(b.num_rows for b in raws)
-        joined = raws[0] if len(raws) == 1 else pa.concat_batches(raws)
-        keeps = [k for _, k, _ in run]
-        keep = None
-        if any(k is not None for k in keeps):
-            keep = np.concatenate(
-                [np.ones(b.num_rows, bool) if k is None else k for b, k, _ in run]
-            )
-        offsets = addresses = None
-        if with_offsets or lead.row_addresses:
-            offsets = np.concatenate([np.arange(b.num_rows, dtype=np.uint64) for b in raws])
-        if lead.row_addresses:
-            addresses = np.concatenate(
-                [r._addresses(np.arange(b.num_rows, dtype=np.uint64)) for b, _, r in run]
-            )
-        plan = lead._plans[0][1]
-        raw = lead._assemble([(plan, joined)], total)
-        offsets = offsets if with_offsets else None
-        out.extend(b for b in lead._convert(raw, keep, offsets, addresses) if b.num_rows)
+        if lead_planned is not None and as_read(lead, lead_planned):
+            out.extend(_as_output(run, lead.out_schema))
+        else:
+            out.extend(_joined_run(run, lead, with_offsets))
         run.clear()
         run_bytes = 0
         lead = None
@@ -464,7 +404,7 @@ def read_together(
     lead_planned: _Planned | None = None
     for r in readers:  # (the per-fragment path: kept to a few lookups and the read)
         n = r.fragment.physical_rows
-        plans = r._opened if r._opened is not None else r._plans
+        plans = r._plans
         planned = r._planned
         if n == 0:  # (its files were checked by ``_plans``)
             counts.append(0)
@@ -485,8 +425,7 @@ def read_together(
         assert isinstance(file, DataFileReader)  # (joinable: no blob columns)
         batch = file.read_all(planned.cols, 0, n)
         size = 0
-        if with_offsets or r.row_addresses or not planned.passthrough:  # (to be joined:
-            # within 32-bit offsets)
+        if not as_read(r, planned):  # to be joined: within 32-bit offsets
             size = batch.get_total_buffer_size()
             if run and run_bytes + size > convert.OFFSET_LIMIT:
                 flush()
@@ -503,6 +442,62 @@ def read_together(
         counts.append(n if keep is None else int(keep.sum()))
     flush()
     return out, counts
+
+
+def per_fragment(batches: list[pa.RecordBatch], counts: list[int]) -> list[list[pa.RecordBatch]]:
+    """``read_together``'s batches cut back into each fragment's rows (``counts`` of them,
+    in order): zero-copy slices, the batch itself where a fragment's rows are one batch."""
+    out: list[list[pa.RecordBatch]] = []
+    it = iter(batches)
+    batch, at = None, 0
+    for n in counts:
+        got = []
+        while n:
+            if batch is None or at == batch.num_rows:
+                batch, at = next(it), 0
+            k = min(n, batch.num_rows - at)
+            got.append(batch if k == batch.num_rows else batch.slice(at, k))
+            at, n = at + k, n - k
+        out.append(got)
+    return out
+
+
+#: fragments read together: each one's batch, the live rows among them (None: all), reader
+_Run = list[tuple[pa.RecordBatch, "np.ndarray | None", FragmentReader]]
+
+
+def _as_output(run: _Run, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The live rows of each fragment of ``run``, a batch each, as read (they are the
+    output's names and layouts)."""
+    for b, keep, _ in run:
+        if keep is not None:
+            b = b.filter(pa.array(keep))
+        if b.num_rows:  # (field metadata, nullability: as the output's)
+            if not b.schema.equals(schema, check_metadata=True):
+                b = pa.RecordBatch.from_arrays(b.columns, schema=schema)
+            yield b
+
+
+def _joined_run(run: _Run, lead: FragmentReader, with_offsets: bool) -> list[pa.RecordBatch]:
+    """The live rows of ``run``'s fragments joined, then assembled, converted and cut as one
+    batch by ``lead`` (the run's first reader: they share its plan)."""
+    raws = [b for b, _, _ in run]
+    total = sum(b.num_rows for b in raws)
+    joined = raws[0] if len(raws) == 1 else pa.concat_batches(raws)
+    keep = None
+    if any(k is not None for _, k, _ in run):
+        keep = np.concatenate([np.ones(b.num_rows, bool) if k is None else k for b, k, _ in run])
+    offsets = addresses = None
+    if with_offsets or lead.row_addresses:
+        offsets = np.concatenate([np.arange(b.num_rows, dtype=np.uint64) for b in raws])
+    if lead.row_addresses:
+        addresses = np.concatenate(
+            [r._addresses(np.arange(b.num_rows, dtype=np.uint64)) for b, _, r in run]
+        )
+    plan = lead._plans[0][1]
+    raw = lead._assemble([(plan, joined)], total)
+    offsets = offsets if with_offsets else None
+    return [b for b in lead._convert(raw, keep, offsets, addresses) if b.num_rows]
 
 
 #: name of the physical row offset column ``batches(with_offsets=True)`` appends

@@ -216,14 +216,20 @@ class _ReaderPool:
             finally:
                 self._trimming.release()
 
+    def take_or_open(self, key: _PoolKey) -> LanceFileReader:
+        """An idle reader of ``key``, or a new one (borrowed either way)."""
+        reader = self.take(key)
+        if reader is None:
+            path, columns, options = key
+            reader = _reader_for(path, list(columns) if columns is not None else None, options)
+        return reader
+
     @contextmanager
     def borrow(
         self, path: str, columns: tuple[str, ...] | None, options: _Options = None
     ) -> Iterator[LanceFileReader]:
         key = (path, columns, options)
-        reader = self.take(key)
-        if reader is None:
-            reader = _reader_for(path, list(columns) if columns is not None else None, options)
+        reader = self.take_or_open(key)
         try:
             yield reader
         finally:
@@ -356,18 +362,14 @@ class DataFileReader:
     def read_all(self, columns: Sequence[str] | None, start: int, num_rows: int) -> pa.RecordBatch:
         """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once: the
         hot path of scans over many small fragments)."""
-        selected = self._columns(columns)
-        key = (self._path, selected, self._options)
-        reader = _POOL.take(key)
-        try:
-            if reader is None:
-                names = None if selected is None else list(selected)
-                reader = _reader_for(self._path, names, self._options)
+        key = (self._path, self._columns(columns), self._options)
+        reader = None
+        try:  # (the pool's ``borrow`` without a context manager: this is the hot path)
+            reader = _POOL.take_or_open(key)
             if num_rows <= 0:
                 return _one_batch(reader.read_range(start, 0, batch_size=1).to_table())
             # asked for as one batch, read as one (read_all would gather a table), from
-            # pylance's native reader where it has one (its Python wrapper only wraps the
-            # stream: this is the hot path of scans over many small fragments)
+            # pylance's native reader where it has one (its Python wrapper only wraps it)
             native = getattr(reader, "_reader", None)
             if native is not None:
                 stream = native.read_range(start, num_rows, num_rows, _READAHEAD)
