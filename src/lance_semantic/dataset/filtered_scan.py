@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from ..manifest.model import Fragment
 from ..read import convert
 from ..read.prefetch import WORKERS, ordered
+from ..read.readers import Readers
 from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows, per_fragment, read_together
 from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
@@ -66,36 +67,44 @@ def drop_rows(batches: Iterable[pa.RecordBatch], skip: int) -> Iterator[pa.Recor
 
 
 def unfiltered_batches(
-    readers: Iterable[FragmentReader], batch_size: int, skip: int, count: int | None = None
+    fragments: Sequence[Fragment],
+    reader_of: Callable[[Fragment], FragmentReader],
+    batch_size: int,
+    skip: int,
 ) -> Iterator[pa.RecordBatch]:
-    """Every live row of the readers' fragments, in order, without the first ``skip``.
-    ``count``: how many readers there are (when known), to spread small fragments over
-    the reading threads."""
+    """Every live row of ``fragments``, in order, without the first ``skip``;
+    ``reader_of(fragment)`` gives a fragment's reader.
+
+    Small fragments are read in groups spread over the reading threads; the tasks get
+    their readers themselves, so the consumer's work per fragment is a row count."""
     left = [skip]  # rows to skip; once a fragment is read, those inside it
-    per_group = _per_group(count)
+    per_group = _per_group(len(fragments))
+
+    def group_task(group: list[Fragment]) -> Callable[[], Iterable[pa.RecordBatch]]:
+        return lambda: _read_group([reader_of(f) for f in group], batch_size)
 
     def tasks() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
-        skipping = skip > 0
-        group: list[FragmentReader] = []  # consecutive small fragments, read by one task
+        first = 0
+        while skip and first < len(fragments):
+            live = reader_of(fragments[first]).live_rows()
+            if left[0] < live:
+                break
+            left[0] -= live  # a whole fragment before the offset: never read
+            first += 1
+        group: list[Fragment] = []  # consecutive small fragments, read by one task
         rows = 0
-        for r in readers:
-            if skipping:
-                live = r.live_rows()
-                if left[0] >= live:  # a whole fragment before the offset: never read
-                    left[0] -= live
-                    continue
-                skipping = False
-            n = r.physical_rows
+        for f in fragments[first:]:
+            n = f.physical_rows
             if group and (rows + n > batch_size or len(group) >= per_group):
-                yield lambda g=group: _read_group(g, batch_size)  # type: ignore[misc]
+                yield group_task(group)
                 group, rows = [], 0
             if n <= batch_size:  # read whole, on the pool
-                group.append(r)
+                group.append(f)
                 rows += n
             else:  # streamed by the consumer
-                yield lambda r=r: r.batches(batch_size)  # type: ignore[misc]
+                yield lambda f=f: reader_of(f).batches(batch_size)  # type: ignore[misc]
         if group:
-            yield lambda g=group: _read_group(g, batch_size)  # type: ignore[misc]
+            yield group_task(group)
 
     got = ordered(tasks())
     first = next(got, None)  # the tasks up to the first fragment read are known now
@@ -174,7 +183,7 @@ def _read_windows(group: list[_Window]) -> list[_Window]:
 
 
 def filtered_batches(
-    make: Callable[[Fragment, list[Field], pa.Schema, dict[Any, Any]], FragmentReader],
+    shape: Callable[[Sequence[Field], pa.Schema, bool], Readers],
     fragments: Iterable[Fragment],
     fields: Sequence[Field],
     schema: pa.Schema,
@@ -182,37 +191,41 @@ def filtered_batches(
     batch_size: int,
     count: int | None = None,
     *,
+    row_addresses: bool = False,
     rows_only: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The live rows of ``fragments`` that match ``predicate``, in order, in batches of at
-    most ``batch_size`` rows of ``schema`` (the ``fields`` read). ``make(fragment, fields,
-    schema, plans)`` opens a fragment reader; ``count``: how many fragments there are
-    (when known), to spread small ones over the reading threads. ``rows_only``: the caller
-    wants the matching rows' count only (batches without columns)."""
+    most ``batch_size`` rows of ``schema`` (the ``fields`` read). ``shape(fields, schema,
+    row_addresses)`` gives the fragment readers of those fields (see ``read.readers``);
+    ``row_addresses``: the batches end with each row's address. ``count``: how many
+    fragments there are (when known), to spread small ones over the reading threads.
+    ``rows_only``: the caller wants the matching rows' count only (batches without
+    columns)."""
     per_group = _per_group(count)
     wanted = set(predicate.columns)
     key_idx = [i for i, f in enumerate(fields) if f.name in wanted]
     rest_idx = [i for i, f in enumerate(fields) if f.name not in wanted]
-    key_fields = [fields[i] for i in key_idx]
     key_schema = pa.schema([schema.field(i) for i in key_idx])
-    rest_fields = [fields[i] for i in rest_idx]
     rest_schema = pa.schema([schema.field(i) for i in rest_idx])
-    key_plans: dict[Any, Any] = {}
-    rest_plans: dict[Any, Any] = {}
-    all_plans: dict[Any, Any] = {}
+    key_readers = shape([fields[i] for i in key_idx], key_schema, row_addresses)
+    rest_readers = shape([fields[i] for i in rest_idx], rest_schema, False) if rest_idx else None
+    all_readers: Readers | None = None
     seen = [0, 0]  # rows evaluated, rows matched
 
     def windows() -> Iterator[Callable[[], list[_Window]]]:
         group: list[_Window] = []  # consecutive small fragments, read by one task
         rows = 0
+        nonlocal all_readers
         for frag in fragments:
-            keys = make(frag, key_fields, key_schema, key_plans)
-            others = keys.sharing(rest_fields, rest_schema, rest_plans) if rest_idx else None
+            keys = key_readers.reader(frag)
+            others = rest_readers.reader(frag, like=keys) if rest_readers is not None else None
             n = frag.physical_rows
             every: FragmentReader | None = None
             if others is not None and seen[0] >= EVAL_ROWS and seen[1] > DENSE * seen[0]:
                 # most rows match: reading the filter's columns first only adds a pass
-                every = keys.sharing(fields, schema, all_plans, row_addresses=keys.row_addresses)
+                if all_readers is None:
+                    all_readers = shape(fields, schema, row_addresses)
+                every = all_readers.reader(frag, like=keys)
             if group and (
                 n > READ_BATCH
                 or len(group) >= per_group

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 from ..errors import ColumnNotFoundError, InvalidExpressionError, ReadError
 from ..manifest.model import Fragment
 from ..read.output import blob_values_schema, check_override_paths, output_schema
+from ..read.readers import Readers
+from ..read.readers import readers as kept_readers
 from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows
 from ..read.views import kernel_schema, to_layout
 from ..schema.field import Field, TableSchema
@@ -340,29 +342,24 @@ def run_scan(
     schema = plan.layout_schema if plan.predicate is None else plan.read_schema
     if plan.predicate is not None:
 
-        def make(
-            f: Fragment, fields: list[Field], sch: pa.Schema, plans: dict[Any, Any]
-        ) -> FragmentReader:
-            return FragmentReader(store, table, f, fields, sch, plans, row_addresses=addresses)
+        def shape(fields: Sequence[Field], sch: pa.Schema, addresses: bool) -> Readers:
+            return kept_readers(store, table, fields, sch, addresses)
 
         found = filtered_batches(
-            make,
+            shape,
             fragments,
             plan.top_fields,
             schema,
             plan.predicate,
             batch_size,
             len(fragments),
+            row_addresses=addresses,
             rows_only=not plan.outputs and not addresses,
         )
         stream = drop_rows(found, skip)
     else:
-        plans: dict[Any, Any] = {}
-        readers = (
-            FragmentReader(store, table, f, plan.top_fields, schema, plans, row_addresses=addresses)
-            for f in fragments
-        )
-        stream = unfiltered_batches(readers, batch_size, skip, len(fragments))
+        kept = kept_readers(store, table, plan.top_fields, schema, addresses)
+        stream = unfiltered_batches(fragments, kept.reader, batch_size, skip)
     emit = project
     if row_addresses:
 

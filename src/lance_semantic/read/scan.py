@@ -167,26 +167,9 @@ class FragmentReader:
                 values.add(name)
         return blob, frozenset(values)
 
-    def sharing(
-        self,
-        fields: Sequence[Field],
-        out_schema: pa.Schema,
-        plans: dict[Any, Any] | None = None,
-        *,
-        row_addresses: bool = False,
-    ) -> FragmentReader:
-        """A reader of other ``fields`` of the same fragment, sharing its deletion vector."""
-        other = FragmentReader(
-            self.store,
-            self._table,
-            self.fragment,
-            fields,
-            out_schema,
-            plans,
-            row_addresses=row_addresses,
-        )
-        other._deletions = self._deletions
-        return other
+    def share_deletions(self, other: FragmentReader) -> None:
+        """Use ``other``'s deletion vector (a reader of the same fragment): read once."""
+        self._deletions = other._deletions
 
     @property
     def physical_rows(self) -> int:
@@ -469,13 +452,14 @@ _Run = list[tuple[pa.RecordBatch, "np.ndarray | None", FragmentReader]]
 def _as_output(run: _Run, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The live rows of each fragment of ``run``, a batch each, as read (they are the
     output's names and layouts)."""
+    # (field metadata, nullability: as the output's) the run's files share one schema, so
+    # their batches do: checked once
+    same = run[0][0].schema.equals(schema, check_metadata=True)
     for b, keep, _ in run:
         if keep is not None:
             b = b.filter(pa.array(keep))
-        if b.num_rows:  # (field metadata, nullability: as the output's)
-            if not b.schema.equals(schema, check_metadata=True):
-                b = pa.RecordBatch.from_arrays(b.columns, schema=schema)
-            yield b
+        if b.num_rows:
+            yield b if same else pa.RecordBatch.from_arrays(b.columns, schema=schema)
 
 
 def _joined_run(run: _Run, lead: FragmentReader, with_offsets: bool) -> list[pa.RecordBatch]:

@@ -325,7 +325,7 @@ class DataFileReader:
         self._options = _options_key(store)
         try:
             self.schema, self.num_rows = _metadata(self._path, self._options)
-            self._names = self.schema.names
+            self._named = tuple(self.schema.names)
         except BaseException as e:
             if not _is_read_error(e):
                 raise
@@ -337,9 +337,10 @@ class DataFileReader:
 
     def _columns(self, columns: Sequence[str] | None) -> tuple[str, ...] | None:
         """``columns`` as the reader pool's key: None for all of the file's."""
-        if columns is None or list(columns) == self._names:
+        if columns is None:
             return None
-        return tuple(columns)
+        named = tuple(columns)
+        return None if named == self._named else named
 
     def read(
         self, columns: Sequence[str] | None, start: int, num_rows: int, batch_size: int
