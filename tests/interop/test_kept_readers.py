@@ -55,8 +55,10 @@ def _same_as_pylance(ours, uri: str, version: int) -> None:
     theirs = lance.dataset(uri, version=version)
     got, want = _reads(ours), _reads(theirs)
     for shape in want:
-        assert got[shape] == want[shape] if isinstance(want[shape], int) else (
-            got[shape].equals(want[shape])
+        assert (
+            got[shape] == want[shape]
+            if isinstance(want[shape], int)
+            else (got[shape].equals(want[shape]))
         ), f"version {version}, {shape}"
 
 

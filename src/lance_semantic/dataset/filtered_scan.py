@@ -153,22 +153,35 @@ def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
 
 
 class _Window:
-    """Physical rows ``[start, stop)`` of one fragment and, once read, its filter columns."""
+    """Physical rows ``[start, stop)`` of one fragment and, once read, its filter columns.
+    Its readers (``keys`` for the columns read first, ``others`` for the rest, None when
+    the first read has every column) are taken from their shapes by the task reading it."""
 
-    __slots__ = ("keys", "others", "start", "stop", "read", "rows")
+    __slots__ = ("fragment", "shapes", "keys", "others", "start", "stop", "read", "rows")
+
+    keys: FragmentReader
+    others: FragmentReader | None
 
     def __init__(
-        self, keys: FragmentReader, others: FragmentReader | None, start: int, stop: int
+        self, fragment: Fragment, keys: Readers, others: Readers | None, start: int, stop: int
     ) -> None:
-        self.keys = keys
-        self.others = others
+        self.fragment = fragment
+        self.shapes = (keys, others)
         self.start, self.stop = start, stop
         self.read: list[pa.RecordBatch] = []
         self.rows = 0
 
+    def readers(self) -> FragmentReader:
+        """Takes the window's readers from their shapes; returns ``keys``."""
+        key_shape, rest_shape = self.shapes
+        keys = self.keys = key_shape.reader(self.fragment)
+        self.others = None if rest_shape is None else rest_shape.reader(self.fragment, like=keys)
+        return keys
+
     def read_keys(self) -> _Window:
         """Reads the filter's columns of the window's live rows."""
-        self.read = list(self.keys.batches(READ_BATCH, start=self.start, stop=self.stop))
+        keys = self.readers()
+        self.read = list(keys.batches(READ_BATCH, start=self.start, stop=self.stop))
         self.rows = sum(b.num_rows for b in self.read)
         return self
 
@@ -176,7 +189,7 @@ class _Window:
 def _read_windows(group: list[_Window]) -> list[_Window]:
     """Reads the filter's columns of whole small fragments, all at once (see
     ``read_together``); each window holds its slice of the batches read."""
-    batches, counts = read_together([w.keys for w in group])
+    batches, counts = read_together([w.readers() for w in group])
     for w, n, read in zip(group, counts, per_fragment(batches, counts), strict=True):
         w.rows, w.read = n, read
     return group
@@ -209,38 +222,34 @@ def filtered_batches(
     rest_schema = pa.schema([schema.field(i) for i in rest_idx])
     key_readers = shape([fields[i] for i in key_idx], key_schema, row_addresses)
     rest_readers = shape([fields[i] for i in rest_idx], rest_schema, False) if rest_idx else None
-    all_readers: Readers | None = None
     seen = [0, 0]  # rows evaluated, rows matched
 
     def windows() -> Iterator[Callable[[], list[_Window]]]:
         group: list[_Window] = []  # consecutive small fragments, read by one task
         rows = 0
-        nonlocal all_readers
+        # the readers of each window: the filter's columns, then the others (None: all at
+        # once); once most rows match, every column at once
+        first: Readers = key_readers
+        then: Readers | None = rest_readers
         for frag in fragments:
-            keys = key_readers.reader(frag)
-            others = rest_readers.reader(frag, like=keys) if rest_readers is not None else None
             n = frag.physical_rows
-            every: FragmentReader | None = None
-            if others is not None and seen[0] >= EVAL_ROWS and seen[1] > DENSE * seen[0]:
+            if then is not None and seen[0] >= EVAL_ROWS and seen[1] > DENSE * seen[0]:
                 # most rows match: reading the filter's columns first only adds a pass
-                if all_readers is None:
-                    all_readers = shape(fields, schema, row_addresses)
-                every = all_readers.reader(frag, like=keys)
+                first, then = shape(fields, schema, row_addresses), None
             if group and (
                 n > READ_BATCH
                 or len(group) >= per_group
                 or rows + n > WINDOW_ROWS
-                or (group[-1].others is None) != (every is not None or others is None)
+                or group[-1].shapes[1] is not then
             ):
                 yield lambda g=group: _read_windows(g)  # type: ignore[misc]
                 group, rows = [], 0
             if n <= READ_BATCH:
-                group.append(_Window(every or keys, None if every else others, 0, n))
+                group.append(_Window(frag, first, then, 0, n))
                 rows += n
                 continue
             for start in range(0, n, WINDOW_ROWS):
-                stop = min(n, start + WINDOW_ROWS)
-                w = _Window(every or keys, None if every else others, start, stop)
+                w = _Window(frag, first, then, start, min(n, start + WINDOW_ROWS))
                 yield lambda w=w: [w.read_keys()]  # type: ignore[misc]
         if group:
             yield lambda g=group: _read_windows(g)  # type: ignore[misc]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 
 from ..manifest.model import Fragment
 from ..read.prefetch import WORKERS, ordered
-from ..read.scan import FragmentReader, per_fragment, read_together
+from ..read.readers import readers
+from ..read.scan import ROW_OFFSET, FragmentReader, per_fragment, read_together
 from .scan import Filter, ScanPlan, plan_scan
 from .snapshot import Snapshot
 
@@ -50,10 +51,8 @@ def scan(
     """
     plan = rows_plan(snap, columns, where)
     schema = snap.semantic_schema
-    plans: dict[Any, Any] = {}  # (shared by the readers: files alike are planned once)
-
-    def reader_of(frag: Fragment) -> FragmentReader:
-        return FragmentReader(snap.store, schema, frag, plan.top_fields, plan.read_schema, plans)
+    # (kept across scans: see ``read.readers``)
+    reader_of = readers(snap.store, schema, plan.top_fields, plan.read_schema).reader
 
     def read(frag: Fragment) -> Iterator[pa.RecordBatch]:
         return reader_of(frag).batches(batch_size or BATCH, with_offsets=True)
@@ -67,18 +66,32 @@ def scan(
                 out.append(batch if post is None else post(batch))
         return out
 
+    # the predicate's columns, read first where the rows have others (late materialisation)
+    first_of = reader_of
+    names = [f.name for f in plan.top_fields]
+    wanted = plan.predicate.columns if plan.predicate is not None else names
+    if len(wanted) < len(names):
+        idx = [i for i, n in enumerate(names) if n in wanted]
+        key_fields = [plan.top_fields[i] for i in idx]
+        key_schema = pa.schema([plan.read_schema.field(i) for i in idx])
+        first_of = readers(snap.store, schema, key_fields, key_schema).reader
+
     def group(frags: list[Fragment]) -> list[list[pa.RecordBatch]]:
         """The kept rows of each of ``frags``: one fragment streamed batch by batch, several
         small ones read and then filtered at once (one predicate evaluation, a DataFusion
-        plan, per group rather than per fragment)."""
+        plan, per group rather than per fragment). When the predicate needs fewer columns
+        than the rows have, they are read first, and the whole rows only of the fragments
+        with a match (taken when they are few)."""
         if len(frags) == 1 or plan.predicate is None:
             return [kept(read(frag)) for frag in frags]
         # read by one pylance call each and joined (``read_together``)
-        parts, counts = read_together([reader_of(f) for f in frags], with_offsets=True)
+        parts, counts = read_together([first_of(f) for f in frags], with_offsets=True)
         parts = [b for b in parts if b.num_rows]
         if not parts:
             return [[] for _ in frags]
         if any(not b.schema.equals(parts[0].schema) for b in parts):
+            if first_of is not reader_of:  # (the filter's columns only: the rows whole)
+                return [kept(read(frag)) for frag in frags]
             return [kept(batches) for batches in per_fragment(parts, counts)]
         owner = np.repeat(np.arange(len(frags), dtype=np.int32), counts)
         whole = parts[0] if len(parts) == 1 else pa.concat_batches(parts)
@@ -90,8 +103,16 @@ def scan(
         bounds = np.searchsorted(owner[rows], np.arange(len(frags) + 1))
         for i in range(len(frags)):
             lo, hi = int(bounds[i]), int(bounds[i + 1])
-            if hi > lo:
+            if hi <= lo:
+                continue
+            if first_of is reader_of:
                 part = whole.take(pa.array(rows[lo:hi]))
+                out[i].append(part if post is None else post(part))
+            elif hi - lo > _DENSE * counts[i]:  # many: the fragment read whole
+                out[i] = kept(read(frags[i]))
+            else:  # few: those rows taken
+                offsets = whole.column(ROW_OFFSET).take(pa.array(rows[lo:hi]))
+                part = _with_offsets(reader_of(frags[i]), offsets)
                 out[i].append(part if post is None else post(part))
         return out
 
@@ -107,6 +128,19 @@ def scan(
         for frag, batches in zip(frags, found, strict=True):
             for batch in batches:
                 yield frag, batch
+
+
+#: above this share of a fragment's rows matching, its rows are read whole, not taken
+_DENSE = 0.25
+
+
+def _with_offsets(reader: FragmentReader, offsets: pa.Array) -> pa.RecordBatch:
+    """The rows of ``reader``'s fragment at physical ``offsets`` (sorted), ending with them
+    as :data:`ROW_OFFSET` (as ``batches(with_offsets=True)`` returns them)."""
+    got = reader.take(offsets.to_numpy())
+    batch = got[0] if len(got) == 1 else pa.Table.from_batches(got).combine_chunks().to_batches()[0]
+    field = pa.field(ROW_OFFSET, pa.uint64(), nullable=False)
+    return batch.append_column(field, offsets.cast(pa.uint64()))
 
 
 #: fragments of at most this many rows are filtered together, up to this many rows a group
