@@ -292,3 +292,28 @@ def test_a_filter_on_a_column_with_an_unusual_name_reads_it(tmp_path: Path, name
         got = ls.dataset(uri).to_table(columns=columns, filter=flt)
         _same(got, lance.dataset(uri).to_table(columns=columns, filter=flt))
     assert ls.dataset(uri).count_rows(flt) == lance.dataset(uri).count_rows(flt)
+
+
+@pytest.mark.parametrize("windows", ["default windows", "small windows"], indirect=True)
+@pytest.mark.parametrize("deletions", [False, True], ids=["no deletions", "deletions"])
+@pytest.mark.parametrize("layout", ["one fragment", "many fragments"])
+@pytest.mark.parametrize("projection", ["all", "only filtered", "nested", "none"])
+@pytest.mark.parametrize("selectivity", SELECTIVITY)
+@pytest.mark.parametrize("option", ["with_row_address", "with_row_id"])
+def test_row_addresses_of_filtered_rows_match_pylance(
+    tables: dict,
+    selectivity: str,
+    projection: str,
+    layout: str,
+    deletions: bool,
+    windows: str,
+    option: str,
+) -> None:
+    """The filter's columns are read without addresses; those of the matching rows are
+    worked out after the filter from the deletion vector (every path: one filter over
+    every column, rows taken, ranges read, most rows matching)."""
+    uri = tables[(layout, deletions)]
+    flt = SELECTIVITY[selectivity]
+    columns = [] if projection == "none" else PROJECTIONS[projection]
+    kw: dict[str, Any] = {"columns": columns, "filter": flt, option: True}
+    _same(ls.dataset(uri).to_table(**kw), lance.dataset(uri).to_table(**kw))

@@ -220,7 +220,8 @@ def filtered_batches(
     rest_idx = [i for i, f in enumerate(fields) if f.name not in wanted]
     key_schema = pa.schema([schema.field(i) for i in key_idx])
     rest_schema = pa.schema([schema.field(i) for i in rest_idx])
-    key_readers = shape([fields[i] for i in key_idx], key_schema, row_addresses)
+    # (no row addresses: those of the matching rows alone are worked out after the filter)
+    key_readers = shape([fields[i] for i in key_idx], key_schema, False)
     rest_readers = shape([fields[i] for i in rest_idx], rest_schema, False) if rest_idx else None
     seen = [0, 0]  # rows evaluated, rows matched
 
@@ -257,7 +258,9 @@ def filtered_batches(
     lock = threading.Lock()
 
     def evaluate(gathered: list[_Window]) -> Callable[[], list[pa.RecordBatch]]:
-        return lambda: _evaluate(gathered, predicate, schema, batch_size, seen, lock, rows_only)
+        return lambda: _evaluate(
+            gathered, predicate, schema, batch_size, seen, lock, rows_only, row_addresses
+        )
 
     def jobs() -> Iterator[Callable[[], list[pa.RecordBatch]]]:
         """One job per gathering of windows read: its filter and the reads of its other
@@ -313,10 +316,13 @@ def _evaluate(
     seen: list[int],
     lock: threading.Lock,
     rows_only: bool = False,
+    row_addresses: bool = False,
 ) -> list[pa.RecordBatch]:
     """The matching rows of ``windows`` (filter evaluated once over all of them); adds the
     rows evaluated and matched to ``seen`` (under ``lock``: jobs run on several threads).
-    ``rows_only``: the rows' values are not wanted (``count_rows``), only how many match."""
+    ``rows_only``: the rows' values are not wanted (``count_rows``), only how many match.
+    ``row_addresses``: the rows end with their addresses (read with the rows, or worked
+    out for the matching rows alone from the deletion vector)."""
     read = [b for w in windows for b in w.read]
     mask, joined = _mask(predicate, read)
     flags = mask.to_numpy(zero_copy_only=False)
@@ -327,41 +333,77 @@ def _evaluate(
     if not matched:
         return []
     if all(w.others is None for w in windows):  # the reads hold every field: one filter
-        if rows_only or (not schema and not windows[0].keys.row_addresses):
+        if rows_only or (not schema and not row_addresses):
             sizes = [min(batch_size, matched - at) for at in range(0, matched, batch_size)]
             return [empty_rows(n) for n in sizes]
         if joined is None and len(flags) < _SMALL_BATCH * len(read):  # many small batches:
             joined = _joined(read)  # one filter over them joined costs less than one each
         keys = pa.Table.from_batches(_filtered(joined or read, mask), schema=read[0].schema)
+        if row_addresses and not windows[0].keys.row_addresses:
+            keys = keys.append_column(_ADDRESS, [_matching_addresses(windows, flags)])
+        if not schema:
+            keys = keys.select([ROW_ADDRESS])
         return keys.to_batches(max_chunksize=batch_size)
     starts = np.cumsum([0] + [w.rows for w in windows[:-1]])
     per_window = np.add.reduceat(flags.astype(np.int64), starts)
     out: list[pa.RecordBatch] = []
     for w, at, hits in zip(windows, starts.tolist(), per_window.tolist(), strict=True):
         if hits:
-            table = _materialise(w, mask.slice(at, w.rows), hits, schema)
+            table = _materialise(w, mask.slice(at, w.rows), hits, schema, row_addresses)
             out.extend(table.to_batches(max_chunksize=batch_size))
     return out
 
 
-def _materialise(w: _Window, mask: pa.Array, hits: int, schema: pa.Schema) -> pa.Table:
-    """The matching rows of window ``w`` with every field of ``schema`` (and the row
-    addresses, when its reader adds them)."""
+#: the row address column of the scan's batches
+_ADDRESS = pa.field(ROW_ADDRESS, pa.uint64(), nullable=False)
+
+
+def _matching_offsets(w: _Window, flags: np.ndarray) -> np.ndarray:
+    """The physical offsets of the rows of window ``w`` where ``flags`` (one per live row
+    of the window) is true."""
+    return w.keys.live_between(w.start, w.stop)[np.flatnonzero(flags)]
+
+
+def _matching_addresses(windows: list[_Window], flags: np.ndarray) -> pa.Array:
+    """The row addresses of the rows of ``windows`` (laid end to end) where ``flags``."""
+    parts, at = [], 0
+    for w in windows:
+        mine = flags[at : at + w.rows]
+        at += w.rows
+        if mine.any():
+            parts.append(w.keys._addresses(_matching_offsets(w, mine)))
+    return pa.array(np.concatenate(parts), pa.uint64())
+
+
+def _materialise(
+    w: _Window, mask: pa.Array, hits: int, schema: pa.Schema, row_addresses: bool = False
+) -> pa.Table:
+    """The matching rows of window ``w`` with every field of ``schema`` (and their row
+    addresses, with ``row_addresses``)."""
     keys = pa.Table.from_batches(w.read).filter(mask)
+    flags: np.ndarray | None = None
+    offsets: np.ndarray | None = None
     if w.others is None:  # the window's reads hold every field of the scan
-        if not schema and not w.keys.row_addresses:
+        if not schema and not row_addresses:
             return pa.Table.from_batches([empty_rows(keys.num_rows)])
-        return keys
+        if not row_addresses or w.keys.row_addresses:
+            return keys
+        flags = mask.to_numpy(zero_copy_only=False)
+        address = pa.array(w.keys._addresses(_matching_offsets(w, flags)), pa.uint64())
+        keys = keys.append_column(_ADDRESS, [address])
+        return keys.select([ROW_ADDRESS]) if not schema else keys
     if hits > DENSE * w.rows:  # many: read the window's range, filter it alike
         got = list(w.others.batches(READ_BATCH, start=w.start, stop=w.stop))
         rest = pa.Table.from_batches(got, schema=w.others.out_schema).filter(mask)
     else:  # few: take just those rows
-        matching = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
-        offsets = w.keys.live_between(w.start, w.stop)[matching]
+        flags = mask.to_numpy(zero_copy_only=False)
+        offsets = _matching_offsets(w, flags)
         rest = pa.Table.from_batches(w.others.take(offsets), schema=w.others.out_schema)
     names = set(w.keys.out_schema.names)
     columns = [keys.column(f.name) if f.name in names else rest.column(f.name) for f in schema]
-    if w.keys.row_addresses:
-        columns.append(keys.column(ROW_ADDRESS))
-        schema = schema.append(keys.schema.field(ROW_ADDRESS))
+    if row_addresses:
+        if offsets is None:
+            offsets = _matching_offsets(w, mask.to_numpy(zero_copy_only=False))
+        columns.append(pa.array(w.keys._addresses(offsets), pa.uint64()))
+        schema = schema.append(_ADDRESS)
     return pa.Table.from_arrays(columns, schema=schema)

@@ -21,11 +21,11 @@ import pyarrow.compute as pc
 from ..manifest.model import Fragment
 from ..read.prefetch import WORKERS, ordered
 from ..read.readers import readers
-from ..read.scan import ROW_OFFSET, FragmentReader, per_fragment, read_together
-from .scan import Filter, ScanPlan, plan_scan
+from ..read.scan import ROW_ADDRESS, ROW_OFFSET, FragmentReader, per_fragment, read_together
+from .scan import Filter, ScanPlan, plan_scan, run_scan
 from .snapshot import Snapshot
 
-__all__ = ["BATCH", "scan", "rows_plan"]
+__all__ = ["BATCH", "matching_rows", "rows_plan", "scan"]
 
 BATCH = 262_144
 #: fragments (or groups of small ones) read ahead of the consumer
@@ -163,6 +163,33 @@ def _small_groups(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
             groups.append([frag])
             rows = n if n <= _SMALL else _SMALL
     return groups
+
+
+def matching_rows(snap: Snapshot, where: Filter) -> Iterator[tuple[int, np.ndarray]]:
+    """``(fragment id, physical offsets)`` of the live rows matching ``where``, in order
+    (several pairs may name one fragment). The predicate's columns are read as a filtered
+    scan reads them -- without offsets, each fragment as stored -- and only the matching
+    rows' offsets are worked out, from the deletion vectors (what a delete needs)."""
+    plan = rows_plan(snap, [], where)
+    if not plan.top_fields:  # (a predicate without columns: every row or none)
+        for frag, batch in scan(snap, [], where):
+            yield frag.id, batch.column(ROW_OFFSET).to_numpy()
+        return
+    found = run_scan(
+        snap.store,
+        snap.semantic_schema,
+        snap.manifest.fragments,
+        plan,
+        batch_size=BATCH,
+        row_addresses=(ROW_ADDRESS,),
+    )
+    for batch in found:
+        addresses = batch.column(ROW_ADDRESS).to_numpy()
+        ids = addresses >> np.uint64(32)
+        offsets = (addresses & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        cuts = np.flatnonzero(ids[1:] != ids[:-1]) + 1  # (a fragment's rows come together)
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(ids)], strict=True):
+            yield int(ids[lo]), offsets[lo:hi]
 
 
 def rows_plan(snap: Snapshot, columns: Sequence[str] | None, where: Filter | None) -> ScanPlan:

@@ -32,6 +32,7 @@ from .arguments import (
     check_update_value,
 )
 from .expressions import SqlExpression
+from .mutation_scan import matching_rows
 from .mutation_scan import rows_plan as _rows_plan
 from .mutation_scan import scan as _scan
 from .scan import Filter
@@ -251,9 +252,9 @@ def delete(snap: Snapshot, predicate: Filter) -> tuple[Manifest, DeleteResult]:
 def _delete(snap: Snapshot, predicate: Filter) -> tuple[Manifest, DeleteResult]:
     hits: dict[int, list[np.ndarray]] = {}
     count = 0
-    for frag, batch in _scan(snap, [], predicate, _NARROW_BATCH):
-        hits.setdefault(frag.id, []).append(_offsets(batch))
-        count += batch.num_rows
+    for frag_id, offsets in matching_rows(snap, predicate):
+        hits.setdefault(frag_id, []).append(offsets)
+        count += len(offsets)
     # nothing matched: an empty Delete, as pylance
     updated, removed, affected = _apply_deletions(snap, hits)
     op = Delete(

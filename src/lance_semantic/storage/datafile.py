@@ -206,6 +206,19 @@ class _ReaderPool:
     def give(self, key: _PoolKey, reader: LanceFileReader) -> None:
         """Gives back a reader borrowed (or opened) for ``key``."""
         self._idle.setdefault(key, []).append(reader)
+        self._trim()
+
+    def idle_of(self, key: _PoolKey) -> list[LanceFileReader]:
+        """The list of idle readers of ``key`` (made when there is none): a reader popped
+        from it is borrowed, and given back by appending it. (A list the pool has since
+        forgotten only drops the readers given back to it.)"""
+        idle = self._idle.get(key)
+        if idle is None:
+            idle = self._idle.setdefault(key, [])
+            self._trim()
+        return idle
+
+    def _trim(self) -> None:
         if len(self._idle) > self.capacity and self._trimming.acquire(blocking=False):
             try:
                 while len(self._idle) > self.capacity:
@@ -363,10 +376,19 @@ class DataFileReader:
     def read_all(self, columns: Sequence[str] | None, start: int, num_rows: int) -> pa.RecordBatch:
         """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once: the
         hot path of scans over many small fragments)."""
-        key = (self._path, self._columns(columns), self._options)
-        reader = None
-        try:  # (the pool's ``borrow`` without a context manager: this is the hot path)
-            reader = _POOL.take_or_open(key)
+        named = self._columns(columns)
+        # (the pool's ``borrow`` inlined: this is the hot path of many-fragment scans, where
+        # every bytecode between pylance calls keeps the other reading threads waiting)
+        idle = _POOL.idle_of((self._path, named, self._options))
+        reader: LanceFileReader | None
+        try:
+            reader = idle.pop()
+        except IndexError:  # none idle (or another thread took the last one)
+            reader = None
+        try:
+            if reader is None:
+                wanted = None if named is None else list(named)
+                reader = _reader_for(self._path, wanted, self._options)
             if num_rows <= 0:
                 return _one_batch(reader.read_range(start, 0, batch_size=1).to_table())
             # asked for as one batch, read as one (read_all would gather a table), from
@@ -386,7 +408,7 @@ class DataFileReader:
             raise _damaged(self._path, e) from e
         finally:
             if reader is not None:
-                _POOL.give(key, reader)
+                idle.append(reader)
         return batch
 
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
