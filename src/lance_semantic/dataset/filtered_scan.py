@@ -15,7 +15,9 @@ come from the deletion vector), a range read of the window filtered by the same 
 they are many. Jobs run while later windows are read, their output in order. Once most of
 the rows evaluated (at least :data:`EVAL_ROWS`) have matched, later fragments are read in
 one pass with every column, as a scan without late materialisation would.
-``count_rows(filter)`` reads the filter's columns only and builds no rows.
+``count_rows(filter)`` reads the filter's columns only and builds no rows; row addresses
+(``with_row_address``, deletes) are worked out for the matching rows only.
+Readers come from ``read.readers`` (kept across scans) and are looked up by the tasks.
 Memory stays bounded by a few windows of the filter's columns plus a few windows of output.
 """
 
@@ -381,23 +383,21 @@ def _materialise(
     """The matching rows of window ``w`` with every field of ``schema`` (and their row
     addresses, with ``row_addresses``)."""
     keys = pa.Table.from_batches(w.read).filter(mask)
-    flags: np.ndarray | None = None
     offsets: np.ndarray | None = None
     if w.others is None:  # the window's reads hold every field of the scan
         if not schema and not row_addresses:
             return pa.Table.from_batches([empty_rows(keys.num_rows)])
         if not row_addresses or w.keys.row_addresses:
             return keys
-        flags = mask.to_numpy(zero_copy_only=False)
-        address = pa.array(w.keys._addresses(_matching_offsets(w, flags)), pa.uint64())
+        found = _matching_offsets(w, mask.to_numpy(zero_copy_only=False))
+        address = pa.array(w.keys._addresses(found), pa.uint64())
         keys = keys.append_column(_ADDRESS, [address])
         return keys.select([ROW_ADDRESS]) if not schema else keys
     if hits > DENSE * w.rows:  # many: read the window's range, filter it alike
         got = list(w.others.batches(READ_BATCH, start=w.start, stop=w.stop))
         rest = pa.Table.from_batches(got, schema=w.others.out_schema).filter(mask)
     else:  # few: take just those rows
-        flags = mask.to_numpy(zero_copy_only=False)
-        offsets = _matching_offsets(w, flags)
+        offsets = _matching_offsets(w, mask.to_numpy(zero_copy_only=False))
         rest = pa.Table.from_batches(w.others.take(offsets), schema=w.others.out_schema)
     names = set(w.keys.out_schema.names)
     columns = [keys.column(f.name) if f.name in names else rest.column(f.name) for f in schema]
