@@ -42,7 +42,14 @@ from ..types.arrow_names import has_dictionary
 if TYPE_CHECKING:
     from .predicate import Predicate
 
-__all__ = ["EVAL_ROWS", "WINDOW_ROWS", "drop_rows", "filtered_batches", "unfiltered_batches"]
+__all__ = [
+    "EVAL_ROWS",
+    "WINDOW_ROWS",
+    "drop_rows",
+    "fields_where",
+    "filtered_batches",
+    "unfiltered_batches",
+]
 
 #: a filter is evaluated over at least this many rows at once (fewer at the end)
 EVAL_ROWS = 1 << 18
@@ -197,6 +204,15 @@ def _read_windows(group: list[_Window]) -> list[_Window]:
     return group
 
 
+def fields_where(
+    fields: Sequence[Field], schema: pa.Schema, keep: Callable[[str], bool]
+) -> tuple[list[Field], pa.Schema]:
+    """The ``fields`` (read into ``schema``, in order) whose names ``keep`` accepts, and
+    their part of ``schema``."""
+    at = [i for i, f in enumerate(fields) if keep(f.name)]
+    return [fields[i] for i in at], pa.schema([schema.field(i) for i in at])
+
+
 def filtered_batches(
     shape: Callable[[Sequence[Field], pa.Schema, bool], Readers],
     fragments: Iterable[Fragment],
@@ -218,13 +234,11 @@ def filtered_batches(
     columns)."""
     per_group = _per_group(count)
     wanted = set(predicate.columns)
-    key_idx = [i for i, f in enumerate(fields) if f.name in wanted]
-    rest_idx = [i for i, f in enumerate(fields) if f.name not in wanted]
-    key_schema = pa.schema([schema.field(i) for i in key_idx])
-    rest_schema = pa.schema([schema.field(i) for i in rest_idx])
+    key_fields, key_schema = fields_where(fields, schema, lambda name: name in wanted)
+    rest_fields, rest_schema = fields_where(fields, schema, lambda name: name not in wanted)
     # (no row addresses: those of the matching rows alone are worked out after the filter)
-    key_readers = shape([fields[i] for i in key_idx], key_schema, False)
-    rest_readers = shape([fields[i] for i in rest_idx], rest_schema, False) if rest_idx else None
+    key_readers = shape(key_fields, key_schema, False)
+    rest_readers = shape(rest_fields, rest_schema, False) if rest_fields else None
     seen = [0, 0]  # rows evaluated, rows matched
 
     def windows() -> Iterator[Callable[[], list[_Window]]]:
@@ -366,6 +380,11 @@ def _matching_offsets(w: _Window, flags: np.ndarray) -> np.ndarray:
     return w.keys.live_between(w.start, w.stop)[np.flatnonzero(flags)]
 
 
+def _addresses_at(w: _Window, offsets: np.ndarray) -> pa.Array:
+    """The row addresses of physical ``offsets`` of window ``w``'s fragment."""
+    return pa.array(w.keys._addresses(offsets), pa.uint64())
+
+
 def _matching_addresses(windows: list[_Window], flags: np.ndarray) -> pa.Array:
     """The row addresses of the rows of ``windows`` (laid end to end) where ``flags``."""
     parts, at = [], 0
@@ -373,8 +392,8 @@ def _matching_addresses(windows: list[_Window], flags: np.ndarray) -> pa.Array:
         mine = flags[at : at + w.rows]
         at += w.rows
         if mine.any():
-            parts.append(w.keys._addresses(_matching_offsets(w, mine)))
-    return pa.array(np.concatenate(parts), pa.uint64())
+            parts.append(_addresses_at(w, _matching_offsets(w, mine)))
+    return pa.concat_arrays(parts)
 
 
 def _materialise(
@@ -390,8 +409,7 @@ def _materialise(
         if not row_addresses or w.keys.row_addresses:
             return keys
         found = _matching_offsets(w, mask.to_numpy(zero_copy_only=False))
-        address = pa.array(w.keys._addresses(found), pa.uint64())
-        keys = keys.append_column(_ADDRESS, [address])
+        keys = keys.append_column(_ADDRESS, [_addresses_at(w, found)])
         return keys.select([ROW_ADDRESS]) if not schema else keys
     if hits > DENSE * w.rows:  # many: read the window's range, filter it alike
         got = list(w.others.batches(READ_BATCH, start=w.start, stop=w.stop))
@@ -404,6 +422,6 @@ def _materialise(
     if row_addresses:
         if offsets is None:
             offsets = _matching_offsets(w, mask.to_numpy(zero_copy_only=False))
-        columns.append(pa.array(w.keys._addresses(offsets), pa.uint64()))
+        columns.append(_addresses_at(w, offsets))
         schema = schema.append(_ADDRESS)
     return pa.Table.from_arrays(columns, schema=schema)

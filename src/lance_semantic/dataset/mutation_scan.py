@@ -22,6 +22,7 @@ from ..manifest.model import Fragment
 from ..read.prefetch import WORKERS, ordered
 from ..read.readers import readers
 from ..read.scan import ROW_ADDRESS, ROW_OFFSET, FragmentReader, per_fragment, read_together
+from .filtered_scan import fields_where
 from .scan import Filter, ScanPlan, plan_scan, run_scan
 from .snapshot import Snapshot
 
@@ -68,13 +69,11 @@ def scan(
 
     # the predicate's columns, read first where the rows have others (late materialisation)
     first_of = reader_of
-    names = [f.name for f in plan.top_fields]
-    wanted = plan.predicate.columns if plan.predicate is not None else names
-    if len(wanted) < len(names):
-        idx = [i for i, n in enumerate(names) if n in wanted]
-        key_fields = [plan.top_fields[i] for i in idx]
-        key_schema = pa.schema([plan.read_schema.field(i) for i in idx])
-        first_of = readers(snap.store, schema, key_fields, key_schema).reader
+    if plan.predicate is not None:
+        wanted = set(plan.predicate.columns)
+        keys = fields_where(plan.top_fields, plan.read_schema, lambda name: name in wanted)
+        if len(keys[0]) < len(plan.top_fields):
+            first_of = readers(snap.store, schema, *keys).reader
 
     def group(frags: list[Fragment]) -> list[list[pa.RecordBatch]]:
         """The kept rows of each of ``frags``: one fragment streamed batch by batch, several
