@@ -38,7 +38,7 @@ from lance_semantic.schema.arrow import (
     schema_from_arrow,
 )
 from lance_semantic.schema.extensions import is_reserved_name
-from lance_semantic.schema.field import Field, TableSchema
+from lance_semantic.schema.field import Field, TableSchema, is_blob_v2
 
 __all__ = ["ABSENT", "check_appendable_legacy", "match_input_fields"]
 
@@ -53,8 +53,10 @@ def _type_text(field: Field) -> str:
         return field.logical_type
 
 
-def _extension(field: Field) -> tuple[str | None, bytes | None]:
-    return field.extension_name, field.metadata.get(EXTENSION_METADATA_KEY)
+def _extension(field: Field) -> tuple[str | None, bytes]:
+    # (no extension metadata and empty metadata are the same: pylance writes blob v2
+    # fields without the key, Arrow's extension types export it empty)
+    return field.extension_name, field.metadata.get(EXTENSION_METADATA_KEY) or b""
 
 
 def _compare(table_field: Field, input_field: Field) -> None:
@@ -84,7 +86,10 @@ def _match(
         if table_field is None:
             raise SchemaMismatchError(inp.path, ABSENT, _type_text(inp), "field not in table")
         _compare(table_field, inp)
-        if table_field.children:
+        if table_field.children and not is_blob_v2(table_field):
+            # (a blob v2 field is one column of descriptors in its data files: its
+            # input may be either logical layout, struct<data, uri> or with position
+            # and size, whatever members the table recorded; see schema.blob)
             if not inp.children:
                 # an input struct without any of the table's members (pylance fails on it)
                 raise SchemaMismatchError(

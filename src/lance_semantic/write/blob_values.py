@@ -10,7 +10,7 @@ chooses. Inline bytes are handed over without copying.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,11 +77,18 @@ def _v2_field(f: pa.Field) -> pa.Field:
     return pa.field(f.name, V2_MINIMAL_TYPE, f.nullable, metadata=md)
 
 
-def v1_inputs_as_v2(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:
+def v1_inputs_as_v2(
+    reader: pa.RecordBatchReader, names: Collection[str] | None = None
+) -> pa.RecordBatchReader:
     """The input with blob v1 columns (``large_binary`` + ``lance-encoding:blob``) turned into
     blob v2, as pylance does on 2.2+ storage: ``struct<data, uri>`` carrying only the
-    ``ARROW:extension:name`` key."""
-    v1 = [i for i, f in enumerate(reader.schema) if is_v1_arrow_field(f)]
+    ``ARROW:extension:name`` key. ``names``: only the columns of these names (an append:
+    the table's blob v2 fields)."""
+    v1 = [
+        i
+        for i, f in enumerate(reader.schema)
+        if is_v1_arrow_field(f) and (names is None or f.name in names)
+    ]
     if not v1:
         return reader
     fields = list(reader.schema)
