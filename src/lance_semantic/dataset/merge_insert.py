@@ -21,8 +21,7 @@ from ..errors import (
 from ..manifest.model import Manifest
 from ..read.scan import ROW_OFFSET, FragmentReader
 from ..schema.compatibility import match_input_fields
-from ..schema.field import is_blob_v2
-from ..write.blob_values import v1_inputs_as_v2
+from ..write.blob_values import table_blob_inputs
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
 from .arguments import (
@@ -220,9 +219,7 @@ row matches an existing row with key values id = 2; nothing was committed
         # whole target rows, and the layout rows are written back in (no views, ...)
         full = _rows_plan(snap, None, None)
         out = full.read_schema
-        blobs = [f.name for f in snap.semantic_schema.fields if is_blob_v2(f)]
-        if blobs:  # v1-style bytes for the table's blob v2 fields, as pylance takes them
-            data = v1_inputs_as_v2(data.to_reader(), blobs).read_all()
+        data = table_blob_inputs(data.to_reader(), snap.semantic_schema).read_all()
         _check_source(snap, data.schema)
         source = _conform_source(data, out, self._on)
         n = source.num_rows

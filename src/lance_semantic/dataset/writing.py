@@ -17,11 +17,11 @@ from ..schema.arrow import schema_from_arrow
 from ..schema.compatibility import match_input_fields
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import check_reserved_names, extension_names
-from ..schema.field import TableSchema, is_blob_v2
+from ..schema.field import TableSchema
 from ..schema.semantic import canonicalize_created
 from ..storage.datafile import WRITABLE_VERSIONS
 from ..storage.object_store import ObjectStore, open_store
-from ..write.blob_values import v1_inputs_as_v2
+from ..write.blob_values import table_blob_inputs, v1_inputs_as_v2
 from ..write.boundary import Boundary
 from ..write.fragments import (
     MAX_BYTES_PER_FILE,
@@ -193,7 +193,7 @@ def write_target(
     Appending keeps ``base``'s schema, version and flag. Otherwise (create, overwrite) the
     schema is made from ``reader.schema`` (canonical types and output encodings recorded on
     a flagged table). Either way ``reader`` is returned with blob v1 inputs turned into v2
-    on 2.2+.
+    on 2.2+ (on an append, those of the table's blob v2 fields).
 
     Raises
     ------
@@ -204,9 +204,7 @@ def write_target(
     was_flagged = base is not None and bool(base.reader_feature_flags & FLAG_SEMANTIC_TYPES)
     if appending:
         assert base is not None
-        blobs = [f.name for f in base.schema.fields if is_blob_v2(f)]
-        if blobs:  # v1-style bytes for the table's blob v2 fields, as pylance takes them
-            reader = v1_inputs_as_v2(reader, blobs)
+        reader = table_blob_inputs(reader, base.schema)
         return WriteTarget(base.schema, base.data_storage_version, was_flagged, True, reader)
     version = _storage_version(data_storage_version)
     if base is not None and data_storage_version is None:

@@ -26,14 +26,17 @@ from ..schema.blob import (
     PACK_FILE_THRESHOLD_KEY,
     V2_MINIMAL_TYPE,
     V2_PREPARED_TYPE,
+    is_blob_v2,
     is_logical_v2_type,
     is_v1_arrow_field,
     is_v2_arrow_field,
 )
+from ..schema.field import TableSchema
 from ..storage.blobs import BlobSidecarWriter
 
 __all__ = [
     "v1_inputs_as_v2",
+    "table_blob_inputs",
     "bytes_as_logical",
     "logical_blob_array",
     "logical_blob_type",
@@ -104,6 +107,13 @@ def v1_inputs_as_v2(
             yield pa.RecordBatch.from_arrays(cols, schema=schema)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def table_blob_inputs(reader: pa.RecordBatchReader, table: TableSchema) -> pa.RecordBatchReader:
+    """``reader`` with v1-style bytes for ``table``'s blob v2 fields turned into v2, as
+    pylance takes them in appends and merges (see :func:`v1_inputs_as_v2`)."""
+    blobs = [f.name for f in table.fields if is_blob_v2(f)]
+    return v1_inputs_as_v2(reader, blobs) if blobs else reader
 
 
 def blob_columns(schema: pa.Schema) -> list[int]:
