@@ -31,6 +31,7 @@ from lance_semantic.storage.datafile import DataFileReader
 pytestmark = pytest.mark.interop
 
 scanner_module = importlib.import_module("lance_semantic.dataset.scanner")
+datafile_module = importlib.import_module("lance_semantic.storage.datafile")
 dataset_module = importlib.import_module("lance_semantic.dataset.reads")  # Dataset's read verbs
 
 N = 300
@@ -92,6 +93,13 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
             return _original(self, columns, *a)
 
         monkeypatch.setattr(DataFileReader, method, spy_read)
+    read_whole = datafile_module.read_whole
+
+    def spy_whole(requests: Any) -> Any:
+        seen.extend({"read": tuple(columns or ())} for _, columns, _ in requests)
+        return read_whole(requests)
+
+    monkeypatch.setattr(datafile_module, "read_whole", spy_whole)
     return seen
 
 

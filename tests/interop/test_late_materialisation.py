@@ -145,10 +145,12 @@ def test_only_the_filter_columns_are_read_before_the_filter(
 ) -> None:
     """A selective filter takes the other columns of the matching rows only; ``count_rows``
     reads the filter's columns and nothing else."""
+    from lance_semantic.storage import datafile
     from lance_semantic.storage.datafile import DataFileReader
 
     reads: list[tuple[str, tuple[str, ...]]] = []
     read_all, take = DataFileReader.read_all, DataFileReader.take
+    read_whole = datafile.read_whole
 
     def spy_read_all(self: Any, columns: Any, start: int, n: int) -> Any:
         reads.append(("range", tuple(columns or ())))
@@ -158,8 +160,13 @@ def test_only_the_filter_columns_are_read_before_the_filter(
         reads.append(("take", tuple(columns or ())))
         return take(self, columns, rows)
 
+    def spy_whole(requests: Any) -> Any:
+        reads.extend(("range", tuple(columns or ())) for _, columns, _ in requests)
+        return read_whole(requests)
+
     monkeypatch.setattr(DataFileReader, "read_all", spy_read_all)
     monkeypatch.setattr(DataFileReader, "take", spy_take)
+    monkeypatch.setattr(datafile, "read_whole", spy_whole)
     uri = tables[("many fragments", True)]
     ls.dataset(uri).count_rows("i % 7 = 0")
     assert reads and {cols for _, cols in reads} == {("i",)}

@@ -18,6 +18,7 @@ from ..errors import CorruptTableError, NotSupportedYetError
 from ..manifest.model import Fragment
 from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
 from ..schema.field import Field, TableSchema
+from ..storage import datafile
 from ..storage.datafile import DataFileReader, opened_file
 from ..storage.object_store import ObjectStore
 from ..types.arrow_names import has_dictionary
@@ -356,10 +357,10 @@ def read_together(
 
     Consecutive fragments of one data file each whose files share a plan (same columns,
     field ids and layouts, no dictionaries or blob columns) are read by one pylance call
-    each, then joined and assembled, converted and cut as one batch: the Python work per
-    fragment is the read call alone; where the files already hold the output's names and
-    layouts, each fragment's batch is output as read (as pylance's scans return them).
-    Other fragments are read on their own. With
+    each (every such fragment of ``readers`` first, back to back: see ``read_whole``), then
+    joined and assembled, converted and cut as one batch; where the files already hold the
+    output's names and layouts, each fragment's batch is output as read (as pylance's scans
+    return them). Other fragments are read on their own. With
     ``with_offsets`` the batches end with :data:`ROW_OFFSET` (offsets within each row's
     own fragment); readers with ``row_addresses`` add :data:`ROW_ADDRESS`."""
     out: list[pa.RecordBatch] = []
@@ -384,12 +385,24 @@ def read_together(
         run_bytes = 0
         lead = None
 
-    lead_planned: _Planned | None = None
-    for r in readers:  # (the per-fragment path: kept to a few lookups and the read)
+    # the fragments read whole by one call each, read back to back first (``read_whole``:
+    # no Python between the pylance calls but the loop); the others are read in order below
+    whole: list[tuple[DataFileReader, list[str], int]] = []
+    for r in readers:
         n = r.fragment.physical_rows
-        plans = r._plans
+        plans = r._plans  # (opens and checks the files of fragments without rows too)
         planned = r._planned
-        if n == 0:  # (its files were checked by ``_plans``)
+        if n and planned is not None and planned.joinable:
+            file = plans[0][0]
+            assert isinstance(file, DataFileReader)  # (joinable: no blob columns)
+            whole.append((file, planned.cols, n))
+    read = iter(datafile.read_whole(whole))
+
+    lead_planned: _Planned | None = None
+    for r in readers:  # (the per-fragment path: kept to a few lookups)
+        n = r.fragment.physical_rows
+        planned = r._planned
+        if n == 0:
             counts.append(0)
             continue
         if lead is not None and (
@@ -404,9 +417,7 @@ def read_together(
             counts.append(sum(b.num_rows for b in got))
             continue
         assert planned is not None
-        file = plans[0][0]
-        assert isinstance(file, DataFileReader)  # (joinable: no blob columns)
-        batch = file.read_all(planned.cols, 0, n)
+        batch = next(read)
         size = 0
         if not as_read(r, planned):  # to be joined: within 32-bit offsets
             size = batch.get_total_buffer_size()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import pickle
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -70,16 +71,22 @@ def test_scanner_is_a_pyarrow_scanner_with_lance_names(table: ls.Dataset) -> Non
 
 def test_to_reader_streams(table: ls.Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing is read until a batch is asked for, and one batch does not read the table."""
+    from lance_semantic.storage import datafile
     from lance_semantic.storage.datafile import DataFileReader
 
     reads: list[int] = []
-    read_all = DataFileReader.read_all
+    read_all, read_whole = DataFileReader.read_all, datafile.read_whole
 
     def spy(self: DataFileReader, columns: object, start: int, n: int) -> pa.RecordBatch:
         reads.append(n)
         return read_all(self, columns, start, n)  # type: ignore[arg-type]
 
+    def spy_whole(requests: Any) -> list[pa.RecordBatch]:
+        reads.extend(n for _, _, n in requests)
+        return read_whole(requests)
+
     monkeypatch.setattr(DataFileReader, "read_all", spy)
+    monkeypatch.setattr(datafile, "read_whole", spy_whole)
     reader = table.scanner(columns=["i"], batch_size=12).to_reader()
     assert reads == []
     first = reader.read_next_batch()
