@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidExpressionError
+from .filter_kernels import Kernel, compile_filter
 from .filter_literals import check_filter_literals
 from .sql_parse import parse_expression
 
@@ -53,6 +54,9 @@ _LOCAL = threading.local()
 #: of the process: a filter is parsed once, not once per scan (bounded, oldest out)
 _PARSED: dict[tuple[str, bool, str], object] = {}
 _EMPTY: dict[tuple[str, bool, str], pa.Array] = {}
+#: filters of the simple forms Arrow's kernels compute exactly (``filter_kernels``), by the
+#: same key; None: evaluated by DataFusion
+_KERNELS: dict[tuple[str, bool, str], Kernel | None] = {}
 _REMEMBERED = 1024
 _REMEMBER_LOCK = threading.Lock()
 
@@ -99,6 +103,9 @@ class SqlExpression:
         batch = _storage_only(batch)
         key = (self.sql, self.is_filter, _schema_key(batch.schema))
         if batch.num_rows:
+            kernel = _KERNELS.get(key)
+            if kernel is not None:
+                return kernel(batch)
             return self._evaluate(batch, key)
         empty = _EMPTY.get(key)  # (the up-front check of every scan: once per schema)
         if empty is None:
@@ -111,7 +118,8 @@ class SqlExpression:
         df = ctx.from_arrow(batch, name=_BATCH)
         try:
             expr = _PARSED.get(key)
-            if expr is None:
+            parsed = expr is None
+            if parsed:
                 expr = parse_expression(df, self.sql)
                 if self.is_filter:
                     check_filter_literals(expr, batch.schema, self.sql)
@@ -120,6 +128,8 @@ class SqlExpression:
                 out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]
             except Exception as e:  # DataFusion raises plain Exception
                 raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
+            if parsed and self.is_filter:  # (once DataFusion has accepted it)
+                _remember(_KERNELS, key, compile_filter(expr, batch.schema))
         finally:
             ctx.deregister_table(_BATCH)
         if len(out) != batch.num_rows:  # an aggregate would collapse the rows
