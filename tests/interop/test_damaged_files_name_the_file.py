@@ -10,7 +10,6 @@ operation that does not read it returns what the undamaged table returns.
 
 from __future__ import annotations
 
-import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ import lance
 import pyarrow as pa
 import pytest
 from lance.blob import blob_array, blob_field
+from tests.integrity_support import damage as damage_file
 from tests.integrity_support import first_data_file, latest_manifest
 
 import lance_semantic as ls
@@ -27,19 +27,6 @@ import lance_semantic as ls
 pytestmark = pytest.mark.interop
 
 DAMAGES = ["missing", "zero", "cut-1", "cut-third", "cut-half", "cut-last", "garbage"]
-
-
-def _damage(path: Path, how: str) -> None:
-    data = path.read_bytes()
-    if how == "missing":
-        path.unlink()
-    elif how == "zero":
-        path.write_bytes(b"")
-    elif how == "garbage":
-        path.write_bytes(random.Random(len(data)).randbytes(len(data)))
-    else:
-        keep = {"cut-1": 1, "cut-third": len(data) // 3, "cut-half": len(data) // 2}
-        path.write_bytes(data[: keep.get(how, len(data) - 1)])
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +132,7 @@ def test_a_damaged_file_is_a_library_error_naming_it(
     root = tmp_path / table
     shutil.copytree(pristine[table], root)
     target = locate(root)
-    _damage(target, damage)
+    damage_file(target, damage)
     if _reads(kind, operation):
         with pytest.raises(ls.LanceSemanticError) as e:
             op(str(root))
