@@ -233,6 +233,7 @@ class BlobFile(io.RawIOBase):
         >>> f.tell()
         4
         """
+        self._checkClosed()
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
@@ -247,6 +248,7 @@ class BlobFile(io.RawIOBase):
         >>> f.seek(-5, io.SEEK_END), f.read()
         (6, b'world')
         """
+        self._checkClosed()
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
         if base + offset < 0:
             raise ValueError("negative seek position")
@@ -263,6 +265,7 @@ class BlobFile(io.RawIOBase):
         >>> f.read_range(6, 5), f.tell()
         (b'world', 0)
         """
+        self._checkClosed()  # (also for reads of no bytes, as pylance's)
         end = min(offset + length, self._size)
         if offset >= end:
             return b""
