@@ -177,8 +177,13 @@ class LanceFragment:
             snap.store, snap.semantic_schema, self._fragment, plan.top_fields, plan.read_schema
         )
         idx = check_row_indices("indices", indices)
-        if len(idx) and (idx.min() < 0 or idx.max() >= reader.live_rows()):
-            raise ReadError(f"take index out of range for fragment {self.fragment_id}")
+        live = reader.live_rows()
+        if len(idx) and (idx.min() < 0 or idx.max() >= live):
+            bad = int(idx[(idx < 0) | (idx >= live)][0])
+            raise ReadError(
+                f"take index {bad} is out of range for the {live} rows of fragment "
+                f"{self.fragment_id}"
+            )
         return take_rows([reader], [0], idx, plan)
 
     def __repr__(self) -> str:
