@@ -56,10 +56,9 @@ def compile_filter(expr: Any, schema: pa.Schema) -> Kernel | None:
     """Arrow kernels computing parsed filter ``expr`` (a DataFusion expression) over batches
     of ``schema``, or None where the filter is not of the simple forms above."""
     try:
-        node = _Compiler(schema).boolean(expr)
-    except _Unsupported:
+        return _Compiler(schema).boolean(expr)
+    except (_Unsupported, RecursionError):  # (deeper than Python's frames: DataFusion's)
         return None
-    return node
 
 
 class _Unsupported(Exception):
