@@ -32,6 +32,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .filter_literals import int_fits
+
 __all__ = ["compile_filter"]
 
 #: a compiled node: the batch in, one value per row out
@@ -111,15 +113,8 @@ class _Compiler:
         vt = value.type
         if want != _kind(vt):
             raise _Unsupported
-        if want == _INT:
-            n = value.as_py()
-            bits = t.bit_width
-            lo, hi = (-(1 << (bits - 1)), 1 << (bits - 1))
-            if pa.types.is_unsigned_integer(t):
-                lo, hi = 0, 1 << bits
-            if not lo <= n < hi:
-                raise _Unsupported
-            return pa.scalar(n, t)
+        if want == _INT and not int_fits(t, value.as_py()):
+            raise _Unsupported
         return pa.scalar(value.as_py(), t)
 
     def _operand(self, e: Any) -> tuple[Kernel, pa.DataType]:

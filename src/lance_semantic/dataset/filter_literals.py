@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ..errors import InvalidExpressionError
 
-__all__ = ["check_filter_literals"]
+__all__ = ["check_filter_literals", "int_fits"]
 
 _COMPARISONS = frozenset({"=", "!=", "<>", "<", "<=", ">", ">="})
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "%"})
@@ -105,7 +105,7 @@ def _check(field: pa.Field, literal: Any, sql: str) -> None:
     value = literal.python_value()
     whole = kind.startswith(("Int", "UInt"))
     if pa.types.is_integer(t):
-        ok = whole and _fits(t, int(value))
+        ok = whole and int_fits(t, int(value))
     elif pa.types.is_floating(t):
         ok = whole or kind.startswith("Float")
     elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
@@ -131,7 +131,8 @@ def _check(field: pa.Field, literal: Any, sql: str) -> None:
         )
 
 
-def _fits(t: pa.DataType, value: int) -> bool:
+def int_fits(t: pa.DataType, value: int) -> bool:
+    """Whether integer type ``t`` holds ``value`` unchanged."""
     bits = t.bit_width
     if pa.types.is_signed_integer(t):
         return -(1 << (bits - 1)) <= value < (1 << (bits - 1))

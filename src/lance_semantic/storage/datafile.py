@@ -381,34 +381,13 @@ class DataFileReader:
             raise _damaged(self._path, e) from e
 
     def read_all(self, columns: Sequence[str] | None, start: int, num_rows: int) -> pa.RecordBatch:
-        """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once: the
-        hot path of scans over many small fragments)."""
-        named = self._columns(columns)
-        # (the pool's ``borrow`` inlined: this is the hot path of many-fragment scans, where
-        # every bytecode between pylance calls keeps the other reading threads waiting)
-        idle = _POOL.idle_of((self._path, named, self._options))
-        reader: LanceFileReader | None
+        """Rows ``[start, start + num_rows)`` as one batch (a small range, read at once)."""
+        reader: LanceFileReader | None = None
         try:
-            reader = idle.pop()
-        except IndexError:  # none idle (or another thread took the last one)
-            reader = None
-        try:
-            if reader is None:
-                wanted = None if named is None else list(named)
-                reader = _reader_for(self._path, wanted, self._options)
+            idle, reader = self._borrowed(columns)
             if num_rows <= 0:
                 return _one_batch(reader.read_range(start, 0, batch_size=1).to_table())
-            # asked for as one batch, read as one (read_all would gather a table), from
-            # pylance's native reader where it has one (its Python wrapper only wraps it)
-            native = getattr(reader, "_reader", None)
-            if native is not None:
-                stream = native.read_range(start, num_rows, num_rows, _READAHEAD)
-            else:
-                stream = reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
-            batch = stream.read_next_batch()
-            if batch.num_rows < num_rows:  # (not seen: pylance splits no batch asked for)
-                rest = [batch, *stream.read_all().to_batches()]
-                batch = _one_batch(pa.Table.from_batches(rest))
+            return _read_rows(reader, start, num_rows)
         except BaseException as e:
             if not _is_read_error(e):
                 raise
@@ -416,7 +395,21 @@ class DataFileReader:
         finally:
             if reader is not None:
                 idle.append(reader)
-        return batch
+
+    def _borrowed(
+        self, columns: Sequence[str] | None
+    ) -> tuple[list[LanceFileReader], LanceFileReader]:
+        """A reader of ``columns`` borrowed from the pool (opened when none is idle), and the
+        pool's list to give it back to by appending it. (The pool's ``borrow`` inlined: the
+        hot path of many-fragment scans, where every bytecode between pylance calls keeps
+        the other reading threads waiting.)"""
+        named = self._columns(columns)
+        idle = _POOL.idle_of((self._path, named, self._options))
+        try:
+            return idle, idle.pop()
+        except IndexError:  # none idle (or another thread took the last one)
+            wanted = None if named is None else list(named)
+            return idle, _reader_for(self._path, wanted, self._options)
 
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
         try:
@@ -440,33 +433,34 @@ def read_whole(
     this thread or of the other reading threads) makes them wait for it, and the waits
     grew with the Python per read (measured: 8 % of a 200-fragment scan)."""
     borrowed: list[tuple[list[LanceFileReader], LanceFileReader]] = []
-    calls: list[tuple[Any, int]] = []
     out: list[pa.RecordBatch] = []
     try:
-        for file, columns, num_rows in requests:
-            named = file._columns(columns)
-            idle = _POOL.idle_of((file._path, named, file._options))
-            try:
-                reader = idle.pop()
-            except IndexError:  # none idle (or another thread took the last one)
-                wanted = None if named is None else list(named)
-                reader = _reader_for(file._path, wanted, file._options)
-            borrowed.append((idle, reader))
-            calls.append((getattr(reader, "_reader", None) or reader, num_rows))
-        for native, n in calls:  # (pylance's native reader where it has one)
-            if isinstance(native, LanceFileReader):
-                out.append(_one_batch(native.read_range(0, n, batch_size=n).to_table()))
-            else:
-                out.append(native.read_range(0, n, n, _READAHEAD).read_next_batch())
+        for file, columns, _ in requests:
+            borrowed.append(file._borrowed(columns))
+        for (_, reader), (_, _, n) in zip(borrowed, requests, strict=True):
+            out.append(_read_rows(reader, 0, n))
     except BaseException as e:
         if not _is_read_error(e):
             raise
-        at = len(out) if len(calls) == len(requests) else len(calls)  # (the failing one)
+        at = len(out) if len(borrowed) == len(requests) else len(borrowed)  # (the failing one)
         raise _damaged(requests[at][0].path, e) from e
     finally:
         for idle, reader in borrowed:
             idle.append(reader)
-    for i, (batch, (file, columns, n)) in enumerate(zip(out, requests, strict=True)):
-        if batch.num_rows < n:  # (not seen: pylance splits no batch asked for)
-            out[i] = file.read_all(columns, 0, n)
     return out
+
+
+def _read_rows(reader: LanceFileReader, start: int, num_rows: int) -> pa.RecordBatch:
+    """Rows ``[start, start + num_rows)`` (``num_rows`` at least 1) of an open file, asked
+    for as one batch and read as one (``read_all`` would gather a table), from pylance's
+    native reader where it has one (its Python wrapper only wraps it)."""
+    native = getattr(reader, "_reader", None)
+    if native is not None:
+        stream = native.read_range(start, num_rows, num_rows, _READAHEAD)
+    else:
+        stream = reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
+    batch = stream.read_next_batch()
+    if batch.num_rows < num_rows:  # (not seen: pylance splits no batch asked for)
+        rest = [batch, *stream.read_all().to_batches()]
+        batch = _one_batch(pa.Table.from_batches(rest))
+    return batch
