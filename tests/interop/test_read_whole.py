@@ -100,3 +100,44 @@ def test_a_damaged_file_anywhere_names_that_file(
             want = [p.select(columns) for k, p in enumerate(parts) if k != at]
             for batch, table in zip(got, want, strict=True):
                 assert pa.Table.from_batches([batch]).equals(table)
+
+
+BIG = 30_000  # rows of a file larger than the tail an open reader holds (about 650 kB)
+
+
+@pytest.mark.parametrize("how", ["zero", "cut-half", "garbage-body"])
+@pytest.mark.parametrize("at", [0, 2, 4])
+def test_a_damaged_file_found_by_its_read_names_that_file(
+    tmp_path: Path, how: str, at: int
+) -> None:
+    """Files whose open readers do not hold their bytes, damaged after the readers are
+    open: the read itself fails (as it is started or as its batch is taken, all reads of
+    the call being started before any batch is taken), and the error names that file
+    whichever position it has among small and large files; the others read on."""
+    uri = str(tmp_path / "t.lance")
+    sizes = [BIG, 7, BIG, 3, BIG]
+    parts = []
+    for k, n in enumerate(sizes):
+        part = pa.table(
+            {
+                "id": pa.array(range(k * BIG, k * BIG + n), pa.int64()),
+                "s": [f"value-{k}-{i}" * 3 for i in range(n)],
+            }
+        )
+        lance.write_dataset(part, uri, mode="append" if k else "create")
+        parts.append(part)
+    store: ObjectStore = LocalObjectStore(uri)
+    names = [f.data_files()[0].path for f in lance.dataset(uri).get_fragments()]
+    files = [opened_file(store, name) for name in names]
+    requests = [(f, ["s", "id"], n) for f, n in zip(files, sizes, strict=True)]
+    datafile.read_whole(requests)  # every reader open and warm
+    target = Path(files[at].path)
+    damage(target, how)
+    with pytest.raises(CorruptTableError) as e:
+        datafile.read_whole(requests)
+    assert e.value.path == str(target), e.value
+    others = [r for k, r in enumerate(requests) if k != at]
+    got = datafile.read_whole(others)
+    want = [p.select(["s", "id"]) for k, p in enumerate(parts) if k != at]
+    for batch, table in zip(got, want, strict=True):
+        assert pa.Table.from_batches([batch]).equals(table)

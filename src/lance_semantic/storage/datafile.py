@@ -427,38 +427,59 @@ def read_whole(
     """The first ``num_rows`` rows of each ``(file, columns, num_rows)`` request (``num_rows``
     at least 1), a batch each: the hot path of scans over many small fragments.
 
-    Readers are borrowed for every request first, the reads then run back to back and the
-    readers are given back after: between two pylance calls there is only the loop. Each
-    read releases the GIL and takes it back when done; Python work between the reads (of
-    this thread or of the other reading threads) makes them wait for it, and the waits
-    grew with the Python per read (measured: 8 % of a 200-fragment scan)."""
+    Readers are borrowed for every request first; then every read is started (pylance
+    schedules a read's I/O and decoding on its own threads as it starts it), and only then
+    is each read's batch taken, in order; the readers are given back last. So the reads of
+    one call run together, and between two pylance calls there is only the loop: each read
+    releases the GIL and takes it back when done, and Python work between the reads (of
+    this thread or of the other reading threads) makes them wait for it. Measured on 200
+    fragments over 8 threads: one read after the other cost 8 % more than pylance's scan,
+    the reads started together 5 % less."""
     borrowed: list[tuple[list[LanceFileReader], LanceFileReader]] = []
+    streams: list[pa.RecordBatchReader] = []
     out: list[pa.RecordBatch] = []
     try:
         for file, columns, _ in requests:
             borrowed.append(file._borrowed(columns))
         for (_, reader), (_, _, n) in zip(borrowed, requests, strict=True):
-            out.append(_read_rows(reader, 0, n))
+            streams.append(_started(reader, 0, n))
+        for stream, (_, _, n) in zip(streams, requests, strict=True):
+            out.append(_first_rows(stream, n))
     except BaseException as e:
         if not _is_read_error(e):
             raise
-        at = len(out) if len(borrowed) == len(requests) else len(borrowed)  # (the failing one)
-        raise _damaged(requests[at][0].path, e) from e
+        raise _damaged(requests[_failed(len(requests), borrowed, streams, out)][0].path, e) from e
     finally:
+        streams.clear()  # (reads not finished, after a failure, stop before their readers are free)
         for idle, reader in borrowed:
             idle.append(reader)
     return out
 
 
+def _failed(requests: int, *phases: list[Any]) -> int:
+    """The request a failing ``read_whole`` was at: every request is borrowed, then started,
+    then finished, so the failure is in the first phase short of ``requests``, at the
+    count that phase did."""
+    return next((len(done) for done in phases if len(done) < requests), requests - 1)
+
+
 def _read_rows(reader: LanceFileReader, start: int, num_rows: int) -> pa.RecordBatch:
     """Rows ``[start, start + num_rows)`` (``num_rows`` at least 1) of an open file, asked
-    for as one batch and read as one (``read_all`` would gather a table), from pylance's
+    for as one batch and read as one (``read_all`` would gather a table)."""
+    return _first_rows(_started(reader, start, num_rows), num_rows)
+
+
+def _started(reader: LanceFileReader, start: int, num_rows: int) -> pa.RecordBatchReader:
+    """The read of rows ``[start, start + num_rows)`` as one batch, started: from pylance's
     native reader where it has one (its Python wrapper only wraps it)."""
     native = getattr(reader, "_reader", None)
     if native is not None:
-        stream = native.read_range(start, num_rows, num_rows, _READAHEAD)
-    else:
-        stream = reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
+        return native.read_range(start, num_rows, num_rows, _READAHEAD)
+    return reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
+
+
+def _first_rows(stream: pa.RecordBatchReader, num_rows: int) -> pa.RecordBatch:
+    """The ``num_rows`` rows of a started read, as one batch."""
     batch = stream.read_next_batch()
     if batch.num_rows < num_rows:  # (not seen: pylance splits no batch asked for)
         rest = [batch, *stream.read_all().to_batches()]
