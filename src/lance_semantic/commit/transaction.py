@@ -206,11 +206,18 @@ def _(op: ReserveFragments, base: Manifest | None) -> Manifest:
 def _(op: Rewrite, base: Manifest | None) -> Manifest:
     base = _require(base, op)
     frags = list(base.fragments)
+    next_id = next_fragment_id(base)
     for group in op.groups:
         old = {f.id for f in group.old_fragments}
         pos = min(i for i, f in enumerate(frags) if f.id in old)
         frags = [f for f in frags if f.id not in old]
-        frags[pos:pos] = list(group.new_fragments)
+        new = group.new_fragments
+        if new and all(f.id == 0 for f in new):
+            # written without ids (a two-phase commit): numbered here, in group order, as
+            # pylance does (a table with fragments to rewrite never gives a new one id 0)
+            new = _assign_ids(new, next_id)
+            next_id += len(new)
+        frags[pos:pos] = list(new)
     return replace(base, fragments=tuple(frags))
 
 

@@ -41,7 +41,6 @@ from ..storage.paths import DATA_DIR
 from ..write.boundary import bind_input, check_file_layout
 from ..write.fragments import MAX_BYTES_PER_FILE, coerce_reader, parse_storage_version
 from . import arguments as args
-from .compaction import commit_rewrite
 from .fragment_metadata import FragmentMetadata, plain
 from .lance_operation import AnyOperation, LanceOperation
 from .writing import check_write_arguments, write_rows, write_target
@@ -208,14 +207,6 @@ def commit_operation(
         return store, uri, manifest
     if base is None:
         raise ValueError(f"{type(operation).__name__} needs an existing table at {uri}")
-    if isinstance(operation, LanceOperation.Rewrite) and _needs_ids(operation):
-        _check_new(base, [f for g in operation.groups for f in g.new_fragments])
-        pairs = [
-            (tuple(map(plain, g.old_fragments)), tuple(map(plain, g.new_fragments)))
-            for g in operation.groups
-        ]
-        manifest, _ = commit_rewrite(store, base, pairs)
-        return store, uri, manifest
     manifest = commit(
         store, base, _operation(operation, base), properties=properties, max_retries=max_retries
     )
@@ -240,7 +231,7 @@ def _frags(fragments: Sequence[Fragment]) -> tuple[Fragment, ...]:
 
 
 def _operation(op: AnyOperation, base: Manifest) -> model.Operation:
-    """The manifest operation of ``op`` (all but Overwrite and id-less Rewrites)."""
+    """The manifest operation of ``op`` (all but Overwrite)."""
     if isinstance(op, LanceOperation.Append):
         _check_new(base, op.fragments)
         return model.Append(fragments=_frags(op.fragments))
@@ -291,11 +282,6 @@ def _operation(op: AnyOperation, base: Manifest) -> model.Operation:
             field_metadata_updates=dict(op.field_metadata_updates or {}),
         )
     raise TypeError(f"cannot commit {type(op).__name__}")
-
-
-def _needs_ids(op: LanceOperation.Rewrite) -> bool:
-    new = [f for g in op.groups for f in g.new_fragments]
-    return bool(new) and all(f.id == 0 for f in new)
 
 
 def _is_flagged(manifest: Manifest) -> bool:

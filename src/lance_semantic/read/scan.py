@@ -467,9 +467,7 @@ def _as_output(run: _Run, schema: pa.Schema) -> list[pa.RecordBatch]:
     # their batches do: checked once
     if not run[0][0].schema.equals(schema, check_metadata=True):
         return [
-            pa.RecordBatch.from_arrays(b.columns, schema=schema)
-            for b in _live(run)
-            if b.num_rows
+            pa.RecordBatch.from_arrays(b.columns, schema=schema) for b in _live(run) if b.num_rows
         ]
     out = [b for b in _live(run) if b.num_rows]
     if len(out) > 1:
