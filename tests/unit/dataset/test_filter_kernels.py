@@ -126,6 +126,62 @@ def test_kernels_give_datafusions_values_nulls_included(seed: int) -> None:
     assert compiled >= 50  # nearly every generated form is one the kernels compute
 
 
+def _or_chain(rng: random.Random) -> str:
+    """An ``OR`` of many terms, most of them ``column = literal`` (either way round) of a
+    few columns, the others any filter; brackets nest some of them, and the chain may sit
+    under ``NOT`` or beside an ``AND``."""
+    terms = []
+    for _ in range(rng.randint(2, 40)):
+        if rng.random() < 0.75:
+            name = rng.choice(["i8", "u64", "s", "ls"])
+            lit = _literal(rng, name)
+            terms.append(f"{lit} = {name}" if rng.random() < 0.3 else f"{name} = {lit}")
+        else:
+            terms.append(f"({_filter(rng, 2)})")
+    while len(terms) > 1 and rng.random() < 0.3:  # some brackets: ((a OR b) OR c), ...
+        k = rng.randrange(len(terms) - 1)
+        terms[k : k + 2] = [f"({terms[k]} OR {terms[k + 1]})"]
+    chain = " OR ".join(terms)
+    form = rng.random()
+    if form < 0.2:
+        return f"NOT ({chain})"
+    if form < 0.4:
+        return f"({chain}) AND ({_filter(rng, 2)})"
+    return chain
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_or_chains_of_equalities_give_datafusions_values(seed: int) -> None:
+    """``OR`` chains are flattened and their ``column = literal`` terms looked up in one set
+    per column; the values stay DataFusion's, nulls included (a null tested is null)."""
+    rng = random.Random(1000 + seed)
+    compiled = 0
+    for _ in range(40):
+        batch = _batch(rng, rng.choice([1, 7, 64, 300]))
+        sql = _or_chain(rng)
+        expr, want = _datafusion(batch, sql)
+        kernel = compile_filter(expr, batch.schema)
+        if kernel is None:  # (a term of a form left to DataFusion leaves it the chain)
+            continue
+        compiled += 1
+        assert kernel(batch).equals(want), (sql, batch.to_pydict())
+    assert compiled >= 20
+
+
+def test_a_long_or_chain_compiles_without_recursion() -> None:
+    """10,000 ``id = k`` terms: DataFusion's tree of them is 10,000 deep; flattened, it is
+    one set lookup."""
+    batch = pa.RecordBatch.from_pydict({"id": pa.array([*range(0, 40_000, 3), None], pa.int64())})
+    sql = " OR ".join(f"id = {2 * k}" for k in range(10_000))
+    ctx = SessionContext(SessionConfig().with_target_partitions(1))
+    expr = parse_expression(ctx.from_arrow(batch, name="t"), sql)
+    kernel = compile_filter(expr, batch.schema)
+    assert kernel is not None
+    got = kernel(batch).to_pylist()
+    want = [None if v is None else v % 2 == 0 and v < 20_000 for v in batch["id"].to_pylist()]
+    assert got == want
+
+
 @pytest.mark.parametrize(
     "sql",
     [
