@@ -7,6 +7,7 @@ are left to DataFusion; and scans take the kernels once a filter is known."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pyarrow as pa
 import pytest
@@ -108,13 +109,14 @@ def _datafusion(batch: pa.RecordBatch, sql: str) -> tuple[object, pa.Array]:
     return expr, want
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_kernels_give_datafusions_values_nulls_included(seed: int) -> None:
-    rng = random.Random(seed)
+def _compared(rng: random.Random, rounds: int, make: Callable[[random.Random], str]) -> int:
+    """Compiles ``rounds`` filters ``make(rng)`` over random batches and holds every kernel
+    to DataFusion's values (type and nulls included); how many compiled (the others are
+    left to DataFusion)."""
     compiled = 0
-    for _ in range(60):
+    for _ in range(rounds):
         batch = _batch(rng, rng.choice([1, 7, 64, 300]))
-        sql = _filter(rng)
+        sql = make(rng)
         expr, want = _datafusion(batch, sql)
         kernel = compile_filter(expr, batch.schema)
         if kernel is None:
@@ -123,7 +125,13 @@ def test_kernels_give_datafusions_values_nulls_included(seed: int) -> None:
         got = kernel(batch)
         assert got.type == pa.bool_(), sql
         assert got.equals(want), (sql, batch.to_pydict(), got, want)
-    assert compiled >= 50  # nearly every generated form is one the kernels compute
+    return compiled
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_kernels_give_datafusions_values_nulls_included(seed: int) -> None:
+    # nearly every generated form is one the kernels compute
+    assert _compared(random.Random(seed), 60, _filter) >= 50
 
 
 def _or_chain(rng: random.Random) -> str:
@@ -154,18 +162,8 @@ def _or_chain(rng: random.Random) -> str:
 def test_or_chains_of_equalities_give_datafusions_values(seed: int) -> None:
     """``OR`` chains are flattened and their ``column = literal`` terms looked up in one set
     per column; the values stay DataFusion's, nulls included (a null tested is null)."""
-    rng = random.Random(1000 + seed)
-    compiled = 0
-    for _ in range(40):
-        batch = _batch(rng, rng.choice([1, 7, 64, 300]))
-        sql = _or_chain(rng)
-        expr, want = _datafusion(batch, sql)
-        kernel = compile_filter(expr, batch.schema)
-        if kernel is None:  # (a term of a form left to DataFusion leaves it the chain)
-            continue
-        compiled += 1
-        assert kernel(batch).equals(want), (sql, batch.to_pydict())
-    assert compiled >= 20
+    # (a term of a form left to DataFusion leaves it the whole chain)
+    assert _compared(random.Random(1000 + seed), 40, _or_chain) >= 20
 
 
 def test_a_long_or_chain_compiles_without_recursion() -> None:
