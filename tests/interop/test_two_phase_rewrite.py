@@ -81,3 +81,41 @@ def test_rewrite_of_id_less_fragments_is_one_version_like_pylance(
     assert sorted(ids) == list(range(ROWS)) + ([100, 101, 102] if concurrent else [])
     ds = ls.dataset(str(tmp_path / "ours"))
     assert ds.to_table()["id"].to_pylist() == ids
+
+
+@pytest.mark.parametrize("old_ids", [[99], [1, 99], [99, 0]])
+def test_rewrite_of_a_fragment_the_table_lacks_is_a_conflict_like_pylance(
+    tmp_path: Path, old_ids: list[int]
+) -> None:
+    """Old fragments the table does not have (one of them or all): pylance's
+    ``CommitConflictError`` naming the fragment, and nothing committed; it was a
+    ``ValueError`` from ``min()`` with no fragment named."""
+    import json
+
+    versions = {}
+    for engine in ("pylance", "ours"):
+        uri = str(tmp_path / engine)
+        lance.write_dataset(_rows(0, ROWS), uri, max_rows_per_file=2)
+        read = lance.dataset(uri)
+        template = read.get_fragments()[0].metadata.to_json()
+        old = [
+            lance.fragment.FragmentMetadata.from_json(json.dumps({**template, "id": i}))
+            for i in old_ids
+        ]
+        if engine == "pylance":
+            new: Any = lance.fragment.LanceFragment.create(uri, _rows(0, 2))
+            op: Any = lance.LanceOperation.Rewrite(
+                [lance.LanceOperation.RewriteGroup(old, [new])], []
+            )
+            with pytest.raises(Exception, match="id=99") as theirs:
+                lance.LanceDataset.commit(uri, op, read_version=read.version)
+            assert type(theirs.value).__name__ == "CommitConflictError"
+        else:
+            (new,) = ls.fragment.write_fragments(_rows(0, 2), uri)
+            op = ls.LanceOperation.Rewrite([ls.LanceOperation.RewriteGroup(old, [new])])
+            with pytest.raises(ls.errors.CommitConflictError, match="no fragment 99") as ours:
+                ls.Dataset.commit(uri, op, read_version=read.version)
+            assert not ours.value.retryable
+        versions[engine] = _state(uri)
+    assert versions["ours"] == versions["pylance"]
+    assert versions["ours"][0] == 1

@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 from functools import singledispatch
 
+from ..errors import CommitConflictError
 from ..manifest import flags
 from ..manifest.indices import without_indices_on_missing_fields
 from ..manifest.model import (
@@ -209,6 +210,14 @@ def _(op: Rewrite, base: Manifest | None) -> Manifest:
     next_id = next_fragment_id(base)
     for group in op.groups:
         old = {f.id for f in group.old_fragments}
+        missing = sorted(old - {f.id for f in frags})
+        if missing:  # (as pylance: a conflict no retry can resolve)
+            raise CommitConflictError(
+                base.version,
+                base.version + 1,
+                f"the table has no fragment {missing[0]} that the rewrite replaces",
+                retryable=False,
+            )
         pos = min(i for i, f in enumerate(frags) if f.id in old)
         frags = [f for f in frags if f.id not in old]
         new = group.new_fragments
