@@ -195,7 +195,7 @@ class _Compiler:
         for term, kind, v in terms:
             equal = self._equality(v) if kind == "BinaryExpr" else None
             if equal is None:
-                kernels.append(self._binary(v) if kind == "BinaryExpr" else self.boolean(term))
+                kernels.append(self.boolean(term))
                 continue
             name, t, value = equal
             sets.setdefault(name, (t, []))[1].append(value)
