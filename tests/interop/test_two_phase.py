@@ -318,6 +318,63 @@ def test_fragment_metadata_is_pylance_shaped() -> None:
         ls.LanceOperation.Append(["not a fragment"])  # type: ignore[list-item]
 
 
+#: pylance's FragmentMetadata names we do not model: stable row ids, row versions, overlays
+_UNMODELLED = {"row_id_meta", "created_at_version_meta", "last_updated_at_version_meta", "overlays"}
+
+
+def test_fragment_handle_metadata_has_pylance_surface(tmp_path: Path) -> None:
+    """``get_fragment(i).metadata`` is a FragmentMetadata, as pylance's: every public name
+    of pylance's (but the unmodelled ones) is there, and gives what pylance's gives, for
+    fragments with and without deletions."""
+    uri = str(tmp_path / "t")
+    lance.write_dataset(_layout_table("utf8", 0), uri, max_rows_per_file=2)
+    lance.dataset(uri).delete("id = 1")
+    ours, theirs = ls.dataset(uri), lance.dataset(uri)
+    names = {n for n in dir(theirs.get_fragments()[0].metadata) if not n.startswith("_")}
+    for a, b in zip(ours.get_fragments(), theirs.get_fragments(), strict=True):
+        mine, their = a.metadata, b.metadata
+        assert isinstance(mine, ls.fragment.FragmentMetadata)
+        assert not names - _UNMODELLED - set(dir(mine))
+        assert (mine.id, mine.physical_rows, mine.num_rows, mine.num_deletions) == (
+            their.id,
+            their.physical_rows,
+            their.num_rows,
+            their.num_deletions,
+        )
+        with pytest.warns(DeprecationWarning, match="data_files is deprecated"):
+            their_files = their.data_files()
+        with pytest.warns(DeprecationWarning, match="data_files is deprecated"):
+            assert [f.path for f in mine.data_files()] == [f.path for f in their_files]
+        j, k = mine.to_json(), their.to_json()
+        assert j["files"] == k["files"] and j["deletion_file"] == k["deletion_file"]
+        # what a worker does with it: JSON out, back in, committed by either library
+        back = ls.fragment.FragmentMetadata.from_json(json.dumps(j))
+        assert ls.fragment.FragmentMetadata.from_json(json.dumps(k)) == back
+    old = [f.metadata for f in ours.get_fragments()]
+    again = [ls.fragment.FragmentMetadata.from_json(json.dumps(f.to_json())) for f in old]
+    done = ls.Dataset.commit(
+        uri, ls.LanceOperation.Delete(again[:1], [again[1].id], "id < 4"), read_version=2
+    )
+    assert done.to_table().equals(lance.dataset(uri).to_table())
+    assert done.to_table()["id"].to_pylist() == [0]
+
+
+@pytest.mark.parametrize("raw", [b"\x2a\x02\x0a\x00", b"\x4a\x01\x01", bytes(range(256))])
+def test_fragment_metadata_json_keeps_unmodelled_fields(raw: bytes) -> None:
+    """A fragment's unmodelled protobuf fields (row-id sequences, row versions) survive its
+    JSON (nothing lost on the way to a worker and back), and pylance still reads the JSON."""
+    f = ls.fragment.FragmentMetadata(
+        3, (ls.fragment.DataFile("a.lance", (0,), (0,), 2, 2, 10),), 5, passthrough=raw
+    )
+    text = json.dumps(f.to_json())
+    back = ls.fragment.FragmentMetadata.from_json(text)
+    assert back == f and back.passthrough == raw
+    theirs = lance.fragment.FragmentMetadata.from_json(text)
+    assert (theirs.id, theirs.physical_rows, theirs.files[0].path) == (3, 5, "a.lance")
+    plain = ls.fragment.FragmentMetadata(3, f.files, 5)
+    assert "passthrough" not in plain.to_json()  # (pylance's keys only, when there is none)
+
+
 def test_other_operations_commit(tmp_path: Path) -> None:
     """Restore, UpdateConfig, Delete and a Rewrite of id-less fragments (ids reserved)."""
     uri = str(tmp_path / "t")
@@ -343,6 +400,38 @@ def test_other_operations_commit(tmp_path: Path) -> None:
     assert ds.count_rows() == 0
     ds = ls.Dataset.commit(uri, ls.LanceOperation.Restore(2))
     assert ds.count_rows() == 8 and lance.dataset(uri).count_rows() == 8
+
+
+def _missing_fragment_ops(lib: Any, ghost: Any) -> list[Any]:
+    op = lib.LanceOperation
+    return [
+        op.Delete(updated_fragments=[ghost], deleted_fragment_ids=[], predicate="id < 0"),
+        op.Delete(updated_fragments=[], deleted_fragment_ids=[99], predicate="id < 0"),
+        op.Update(updated_fragments=[ghost], removed_fragment_ids=[], new_fragments=[]),
+        op.Update(updated_fragments=[], removed_fragment_ids=[99], new_fragments=[]),
+    ]
+
+
+def test_delete_and_update_of_missing_fragments_commit_as_pylance(tmp_path: Path) -> None:
+    """A Delete or Update naming a fragment the table lacks (updated or removed) commits a
+    version with the table's fragments unchanged, as pylance does (a Rewrite refuses)."""
+    got = {}
+    for name, lib in (("pylance", lance), ("ours", ls)):
+        uri = str(tmp_path / name)
+        lance.write_dataset(_layout_table("utf8", 0), uri, max_rows_per_file=2)
+        meta = dict(lance.dataset(uri).get_fragments()[0].metadata.to_json(), id=99)
+        fragment = lance.fragment.FragmentMetadata if lib is lance else ls.fragment.FragmentMetadata
+        ghost = fragment.from_json(json.dumps(meta))
+        for op in _missing_fragment_ops(lib, ghost):
+            commit = lance.LanceDataset.commit if lib is lance else ls.Dataset.commit
+            commit(uri, op, read_version=lance.dataset(uri).version)
+        got[name] = uri
+    for reader in (lance.dataset, ls.dataset):
+        a, b = reader(got["pylance"]), reader(got["ours"])
+        assert a.version == b.version == 5
+        assert [f.fragment_id for f in a.get_fragments()] == [0, 1]
+        assert [f.fragment_id for f in b.get_fragments()] == [0, 1]
+        assert a.to_table().equals(b.to_table())
 
 
 # ---- the README's example -----------------------------------------------------------------------

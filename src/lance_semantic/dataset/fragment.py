@@ -11,6 +11,7 @@ import pyarrow as pa
 from ..errors import ReadError
 from ..manifest.model import Fragment
 from .arguments import check_row_indices
+from .fragment_metadata import FragmentMetadata, as_fragment_metadata
 from .scan import Columns, Filter, ScanPlan
 from .snapshot import TableHandle
 
@@ -68,8 +69,10 @@ class LanceFragment:
         return self._fragment.id
 
     @property
-    def metadata(self) -> Fragment:
-        """The fragment as the manifest records it: data files, deletion file, row count.
+    def metadata(self) -> FragmentMetadata:
+        """The fragment as the manifest records it: data files, deletion file, row count
+        (a :class:`FragmentMetadata`, as pylance's, which ``to_json`` and the operations of
+        ``ls.LanceOperation`` take).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
@@ -77,8 +80,10 @@ class LanceFragment:
         >>> meta = ds.get_fragment(0).metadata
         >>> meta.id, meta.physical_rows, len(meta.files), meta.deletion_file
         (0, 2, 1, None)
+        >>> sorted(meta.to_json())[:3]
+        ['deletion_file', 'file_schemas', 'files']
         """
-        return self._fragment
+        return as_fragment_metadata(self._fragment)
 
     @property
     def physical_rows(self) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -117,7 +118,33 @@ class FragmentMetadata(Fragment):
                 None if s is None else base64.b64encode(s.serialize().to_pybytes()).decode()
                 for s in self.file_schemas
             ],
+            # what the fragment's protobuf holds that is not modelled (row-id sequences,
+            # overlays), kept so that nothing is lost on the way back (pylance ignores it)
+            **(
+                {"passthrough": base64.b64encode(self.passthrough).decode()}
+                if self.passthrough
+                else {}
+            ),
         }
+
+    def data_files(self) -> list[DataFile]:
+        """The fragment's data files: deprecated, as in pylance (use :attr:`files`).
+
+        >>> import warnings
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> fragment = ls.fragment.write_fragments(pa.table({"id": [1, 2]}), "t.lance")[0]
+        >>> with warnings.catch_warnings(record=True) as seen:
+        ...     warnings.simplefilter("always")
+        ...     files = fragment.data_files()
+        >>> [f.fields for f in files], seen[0].category.__name__
+        ([(0,)], 'DeprecationWarning')
+        """
+        warnings.warn(
+            "FragmentMetadata.data_files is deprecated. Use .files instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return list(self.files)
 
     @staticmethod
     def from_json(json_data: str | Mapping[str, Any]) -> FragmentMetadata:
@@ -166,6 +193,7 @@ class FragmentMetadata(Fragment):
             files=files,
             physical_rows=data["physical_rows"],
             deletion_file=deletion,
+            passthrough=base64.b64decode(data.get("passthrough") or ""),
             file_schemas=schemas,
         )
 
