@@ -7,12 +7,15 @@ legacy results equal to pylance's own two-phase results (types, values, field id
 
 from __future__ import annotations
 
+import base64
 import json
 import multiprocessing as mp
 import os
 import pickle
+import random
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,9 @@ from lance.file import LanceFileReader
 from tests.fixtures.tables import all_types_table
 
 import lance_semantic as ls
+from lance_semantic.dataset.fragment_metadata import plain
+from lance_semantic.manifest._pb import lance_table_pb2 as tpb
+from lance_semantic.manifest.codec import decode_manifest_file, encode_manifest_file
 
 pytestmark = pytest.mark.interop
 
@@ -359,7 +365,7 @@ def test_fragment_handle_metadata_has_pylance_surface(tmp_path: Path) -> None:
     assert done.to_table()["id"].to_pylist() == [0]
 
 
-@pytest.mark.parametrize("raw", [b"\x2a\x02\x0a\x00", b"\x4a\x01\x01", bytes(range(256))])
+@pytest.mark.parametrize("raw", [b"\x2a\x02\x0a\x00", b"\x4a\x01\x01", b"\x2a\x00\x4a\x00"])
 def test_fragment_metadata_json_keeps_unmodelled_fields(raw: bytes) -> None:
     """A fragment's unmodelled protobuf fields (row-id sequences, row versions) survive its
     JSON (nothing lost on the way to a worker and back), and pylance still reads the JSON."""
@@ -400,6 +406,69 @@ def test_other_operations_commit(tmp_path: Path) -> None:
     assert ds.count_rows() == 0
     ds = ls.Dataset.commit(uri, ls.LanceOperation.Restore(2))
     assert ds.count_rows() == 8 and lance.dataset(uri).count_rows() == 8
+
+
+#: passthrough bytes a fragment's JSON must not carry: each would change or hide what the
+#: fragment records once merged into its manifest entry
+_HOSTILE = {
+    "garbage": bytes(range(256)),
+    "explicit id 0": b"\x08\x00",
+    "id": b"\x08\x07",
+    "a data file": b"\x12\x03\x0a\x01\x61",
+    "deletion file": b"\x1a\x00",
+    "physical rows": b"\x20\x05",
+    "unknown field 99": b"\x98\x06\x01",
+    "mistyped field 5": b"\x28\x01",
+    "truncated": b"\x2a\x05\x0a",
+    "group wire type": b"\x2b\x2c",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HOSTILE))
+def test_fragment_json_refuses_hostile_passthrough(name: str, tmp_path: Path) -> None:
+    uri = str(tmp_path / "t")
+    ds = ls.write_dataset(_layout_table("utf8", 0), uri)
+    data = dict(ds.get_fragment(0).metadata.to_json())
+    data["passthrough"] = base64.b64encode(_HOSTILE[name]).decode()
+    with pytest.raises(ValueError, match="passthrough"):
+        ls.fragment.FragmentMetadata.from_json(json.dumps(data))
+    for text in ("not base64!", 7):
+        with pytest.raises(ValueError, match="passthrough"):
+            ls.fragment.FragmentMetadata.from_json(dict(data, passthrough=text))
+    assert ls.dataset(uri).version == 1
+
+
+def test_fragment_json_passthrough_fuzz_never_changes_what_is_recorded(tmp_path: Path) -> None:
+    """Random passthrough bytes: refused, or recorded in a manifest with the fragment's id,
+    files, deletion file and row count what the JSON says, and the bytes kept."""
+    rng = random.Random(13)
+    uri = str(tmp_path / "t")
+    ds = ls.write_dataset(_layout_table("utf8", 0), uri)
+    base = dict(ds.get_fragment(0).metadata.to_json())
+    pieces = [b"\x2a\x02\x0a\x00", b"\x4a\x01\x01", b"\x08\x00", b"\x20\x01", b"\x2a"]
+    accepted = 0
+    for _ in range(300):
+        raw = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.3:
+            raw = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+        data = dict(base, passthrough=base64.b64encode(raw).decode())
+        try:
+            f = ls.fragment.FragmentMetadata.from_json(json.dumps(data))
+        except ValueError:
+            continue
+        accepted += 1
+        # as a manifest records it: the passthrough merged into the fragment's entry
+        manifest = replace(ds.manifest, fragments=(plain(f),))
+        got = decode_manifest_file(encode_manifest_file(manifest)).fragments[0]
+        assert (got.id, got.files, got.physical_rows, got.deletion_file) == (
+            0,
+            ds.get_fragment(0).metadata.files,
+            4,
+            None,
+        )
+        assert got.passthrough == f.passthrough  # (canonical: what the manifest records)
+        assert tpb.DataFragment.FromString(got.passthrough) == tpb.DataFragment.FromString(raw)
+    assert accepted  # (the well-formed sequences got through)
 
 
 def _missing_fragment_ops(lib: Any, ghost: Any) -> list[Any]:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from ..errors import NotSupportedYetError
+from ..manifest.codec import fragment_passthrough
 from ..manifest.model import DataFile, DeletionFile, Fragment
 
 __all__ = [
@@ -193,9 +194,23 @@ class FragmentMetadata(Fragment):
             files=files,
             physical_rows=data["physical_rows"],
             deletion_file=deletion,
-            passthrough=base64.b64decode(data.get("passthrough") or ""),
+            passthrough=_passthrough(data.get("passthrough")),
             file_schemas=schemas,
         )
+
+
+def _passthrough(text: object) -> bytes:
+    """The ``passthrough`` of a fragment's JSON (base64): checked, since it is merged into
+    the fragment's manifest entry as it is."""
+    if text is None or text == "":
+        return b""
+    if not isinstance(text, str):
+        raise ValueError(f"fragment JSON: passthrough must be base64 text, got {text!r}")
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError as e:
+        raise ValueError(f"fragment JSON: passthrough is not base64: {e}") from None
+    return fragment_passthrough(raw, "fragment JSON: passthrough")
 
 
 def _deletion_type(name: str) -> Literal["arrow", "bitmap"]:

@@ -23,6 +23,7 @@ from ._convert import DecodeProblem, manifest_from_pb, manifest_to_pb
 from ._pb import lance_table_pb2 as tpb
 from ._pb import lance_transaction_pb2 as xpb
 from ._txn import transaction_from_pb, transaction_to_pb
+from ._wire import message_fields
 from .model import Manifest, Transaction
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "encode_transaction",
     "decode_transaction",
     "manifest_region",
+    "fragment_passthrough",
 ]
 
 MAGIC = b"LANC"
@@ -265,3 +267,43 @@ def decode_transaction(data: bytes, path: str = "") -> Transaction:
         return transaction_from_pb(pb)
     except DecodeProblem as e:
         raise CorruptManifestError(path, str(e)) from e
+
+
+def fragment_passthrough(raw: bytes, where: str = "passthrough") -> bytes:
+    """``raw`` checked as a fragment's passthrough from outside (a fragment's JSON): what
+    is merged into the fragment's message beside the fields it models, so it must be a
+    well-formed ``DataFragment`` message with none of those (``id``, ``files``,
+    ``deletion_file``, ``physical_rows``, looked for on the wire: an explicit ``id`` of 0
+    would override the fragment's) and no unknown or mistyped field. Returns it as a
+    manifest records it (fields in number order, repeats of a message merged); raises
+    ``ValueError`` naming ``where``.
+
+    >>> fragment_passthrough(bytes([0x2A, 0x02, 0x0A, 0x00]))  # inline_row_ids
+    b'*\\x02\\n\\x00'
+    >>> fragment_passthrough(bytes([0x08, 0x00]))
+    Traceback (most recent call last):
+    ...
+    ValueError: passthrough holds field 1 (id), which the fragment itself records
+    """
+    declared = tpb.DataFragment.DESCRIPTOR.fields_by_number
+    pb = tpb.DataFragment()
+    try:
+        pb.MergeFromString(raw)
+        numbers = [number for number, _, _ in message_fields(raw)]
+    except (DecodeError, ValueError) as e:
+        raise ValueError(f"{where} is not a serialized DataFragment message: {e}") from None
+    for number in numbers:
+        if number in _FRAGMENT_FIELDS:
+            raise ValueError(
+                f"{where} holds field {number} ({declared[number].name}), which the "
+                "fragment itself records"
+            )
+    problem = _unknown_field_problem(pb, "DataFragment")
+    if problem is not None:
+        raise ValueError(f"{where} is not a well-formed DataFragment message: {problem}")
+    canonical: bytes = pb.SerializeToString()  # (what a manifest records: fields in order)
+    return canonical
+
+
+#: the DataFragment fields a fragment models (id, files, deletion_file, physical_rows)
+_FRAGMENT_FIELDS = frozenset({1, 2, 3, 4})
