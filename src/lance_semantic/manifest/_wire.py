@@ -50,7 +50,7 @@ def message_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
             yield number, wire, data[pos : pos + width]
             pos += width
         else:
-            raise ValueError(f"unexpected wire type {wire} in an index entry")
+            raise ValueError(f"unexpected wire type {wire}")
 
 
 def packed_varints(data: bytes) -> list[int]:

@@ -19,7 +19,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from ..errors import CorruptManifestError
-from ._convert import DecodeProblem, manifest_from_pb, manifest_to_pb
+from ._convert import _FRAGMENT_MODELLED, DecodeProblem, manifest_from_pb, manifest_to_pb
 from ._pb import lance_table_pb2 as tpb
 from ._pb import lance_transaction_pb2 as xpb
 from ._txn import transaction_from_pb, transaction_to_pb
@@ -305,5 +305,7 @@ def fragment_passthrough(raw: bytes, where: str = "passthrough") -> bytes:
     return canonical
 
 
-#: the DataFragment fields a fragment models (id, files, deletion_file, physical_rows)
-_FRAGMENT_FIELDS = frozenset({1, 2, 3, 4})
+#: the numbers of the DataFragment fields a fragment models
+_FRAGMENT_FIELDS = frozenset(
+    tpb.DataFragment.DESCRIPTOR.fields_by_name[name].number for name in _FRAGMENT_MODELLED
+)
