@@ -23,10 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from ..errors import NotSupportedYetError
+from ..errors import NotSupportedYetError, ReadError
 from ..manifest import flags
 from ..manifest.model import Fragment
 from ..read.scan import FragmentReader
+from ..read.views import has_view, to_kernel_layout, to_layout
 from . import arguments as args
 from .scan import Columns, ScanPlan, plan_scan, run_scan
 from .snapshot import TableHandle
@@ -199,9 +200,11 @@ class Scanner(pds.Scanner):
         return pa.Table.from_batches(batches, schema=self.projected_schema)
 
     def take(self, indices: Sequence[int] | np.ndarray | pa.Array) -> pa.Table:
-        """Rows at ``indices`` of the scan's result (offsets into the rows it returns).
+        """Rows at ``indices`` of the scan's result (offsets into the rows it returns), in
+        the order given, duplicates allowed. The scan streams: only the rows taken are
+        kept, and it stops after the batch holding the last index.
 
-        Raises ``IndexError`` for an index beyond the scan's rows.
+        Raises ``ReadError`` for an index beyond the scan's rows (as ``Dataset.take``).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), "t.lance")
@@ -209,11 +212,29 @@ class Scanner(pds.Scanner):
         {'id': [3, 2], 's': ['c', 'b']}
         """
         idx = args.check_row_indices("indices", indices)
-        table = self.to_table()
-        if len(idx) and (idx.min() < 0 or idx.max() >= table.num_rows):
-            bad = int(idx[(idx < 0) | (idx >= table.num_rows)][0])
-            raise IndexError(f"take index {bad} is out of range for {table.num_rows} rows")
-        return table.take(pa.array(idx))
+        schema = self.projected_schema
+        wanted, order = np.unique(idx, return_inverse=True)
+        picked: list[list[pa.Array]] = [[] for _ in schema]
+        seen = done = 0
+        if len(wanted):
+            for batch in self._run(self._batch_size or TABLE_BATCH):
+                upto = int(np.searchsorted(wanted, seen + batch.num_rows))
+                if upto > done:
+                    rows = pa.array(wanted[done:upto] - seen)
+                    for k, f in enumerate(schema):
+                        picked[k].append(_take(batch.column(k), rows, f))
+                    done = upto
+                seen += batch.num_rows
+                if done == len(wanted):
+                    break
+        if done < len(wanted):
+            raise ReadError(f"take index {int(wanted[done])} is out of range for {seen} rows")
+        positions = pa.array(order.reshape(-1))
+        columns = [
+            _take(pa.chunked_array(parts, type=f.type), positions, f)
+            for parts, f in zip(picked, schema, strict=True)
+        ]
+        return pa.Table.from_arrays(columns, schema=schema)
 
     def count_rows(self) -> int:
         """How many rows the scan returns (its filter, offset and limit applied); without
@@ -438,3 +459,17 @@ def _fragments(
             raise ValueError(f"fragments must hold fragments of this dataset version, got {f!r}")
         out.append(by_id[fid])
     return out
+
+
+def _take(
+    arr: pa.Array | pa.ChunkedArray, rows: pa.Array, field: pa.Field
+) -> pa.Array | pa.ChunkedArray:
+    """``arr.take(rows)``, for view layouts too: Arrow has no take kernel for views, so
+    those are taken in their kernel layout and converted back (values unchanged)."""
+    if not has_view(field.type):
+        return arr.take(rows)
+    taken = to_kernel_layout(arr, field.name).take(rows)
+    if isinstance(taken, pa.ChunkedArray):
+        chunks = [to_layout(c, field.type, field.name) for c in taken.chunks]
+        return pa.chunked_array(chunks, type=field.type)
+    return to_layout(taken, field.type, field.name)

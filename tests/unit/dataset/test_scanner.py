@@ -243,7 +243,7 @@ def test_head_and_take_arguments(table: ls.Dataset) -> None:
     assert table.head(3, columns=["i"]).column("i").to_pylist() == _live()[:3]
     with pytest.raises(TypeError, match="num_rows"):
         table.head("3")  # type: ignore[arg-type]
-    with pytest.raises(IndexError):
+    with pytest.raises(ls.errors.ReadError, match="take index 5 is out of range for 2 rows"):
         table.scanner(limit=2).take([5])
 
 
