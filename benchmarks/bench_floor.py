@@ -46,7 +46,7 @@ import _harness as h  # noqa: E402
 import lance  # noqa: E402
 import lance.file  # noqa: E402
 from _harness import WrongResult  # noqa: E402
-from datagen import generate  # noqa: E402
+from bench_fragments import STORAGE_VERSION, _source  # noqa: E402
 
 import lance_semantic as ls  # noqa: E402
 
@@ -55,9 +55,12 @@ THREADS = 8
 
 
 def _table(uri: str, fragments: int) -> None:
-    t = generate(fragments * ROWS_PER_FRAGMENT)
-    data = pa.table({"id": t["id"], "i": t["id"], "f64": t["f64"], "s": t["s"]})
-    lance.write_dataset(data, uri, max_rows_per_file=ROWS_PER_FRAGMENT, data_storage_version="2.2")
+    lance.write_dataset(
+        _source(fragments * ROWS_PER_FRAGMENT),
+        uri,
+        max_rows_per_file=ROWS_PER_FRAGMENT,
+        data_storage_version=STORAGE_VERSION,
+    )
 
 
 def _file_api(base: str, names: list[str], pool: ThreadPoolExecutor) -> Callable[[], Any]:
