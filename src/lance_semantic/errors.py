@@ -852,24 +852,37 @@ class CommitConflictError(CommitError):
 
 
 class CommitOutcomeUnknownError(CommitError, OSError):
-    """Raised when publishing a version failed in a way that leaves unknown whether the
-    manifest was stored (the store's answer was lost and the manifest cannot be read
-    back). The operation's data files are kept, since a published manifest may name them;
-    ``ls.dataset(uri)`` shows whether version ``attempted_version`` exists.
+    """Raised when publishing a version (or creating a tag: ``tag``) failed in a way that
+    leaves unknown whether the manifest was stored (the store's answer was lost and the
+    manifest cannot be read back). The operation's data files are kept, since a published
+    manifest may name them; ``ls.dataset(uri)`` shows whether version
+    ``attempted_version`` exists.
 
     >>> e = CommitOutcomeUnknownError(3, "t.lance/_versions/3.manifest", "connection reset")
     >>> e.attempted_version, e.path, e.cause, isinstance(e, OSError)
     (3, 't.lance/_versions/3.manifest', 'connection reset', True)
     """
 
-    def __init__(self, attempted_version: int, path: str, cause: str) -> None:
+    def __init__(
+        self, attempted_version: int, path: str, cause: str, *, tag: str | None = None
+    ) -> None:
         self.attempted_version = attempted_version
         self.path = path
         self.cause = cause
-        super().__init__(
-            f"could not tell whether version {attempted_version} was published ({path}): "
-            f"{cause}; its data files are kept; open the table to see which version is latest"
-        )
+        #: the tag whose creation is in doubt (a tag on ``attempted_version``), else None
+        self.tag = tag
+        if tag is not None:
+            message = (
+                f"could not tell whether tag {tag!r} (on version {attempted_version}) was "
+                f"created ({path}): {cause}; list the tags to see"
+            )
+        else:
+            message = (
+                f"could not tell whether version {attempted_version} was published ({path}): "
+                f"{cause}; its data files are kept; open the table to see which version is "
+                "latest"
+            )
+        super().__init__(message)
 
     def __str__(self) -> str:
         return str(self.args[0])

@@ -5,6 +5,7 @@ manifest with an atomic put-if-absent, retrying on concurrent commits (layer L4;
 from __future__ import annotations
 
 import json
+import logging
 import operator
 import uuid as uuidlib
 from collections.abc import Mapping
@@ -21,7 +22,9 @@ from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_
 from ..manifest.model import Fragment, Manifest, Operation, Restore, Transaction
 from ..manifest.validation import named_paths, validate_manifest, validation_context
 from ..storage import paths
+from ..storage.conditional import OutcomeUnknown, create_once
 from ..storage.object_store import ObjectStore
+from ..storage.uncommitted import UncommittedFiles
 from .conflicts import AffectedRows, rebase
 from .transaction import apply_transaction
 
@@ -36,6 +39,8 @@ __all__ = [
 ]
 
 MAX_RETRIES = 20
+
+_log = logging.getLogger("lance_semantic")
 
 
 def list_versions(store: ObjectStore) -> dict[int, str]:
@@ -212,34 +217,45 @@ _LOADED: dict[tuple[str, str], tuple[tuple[object, ...], Manifest]] = {}
 
 
 def _write_hint(store: ObjectStore, version: int) -> None:
-    store.put(
-        f"{paths.VERSIONS_DIR}/{paths.HINT_FILE}",
-        json.dumps({"version": version}, separators=(",", ":")).encode(),
-    )
-
-
-def _publish(store: ObjectStore, path: str, data: bytes, version: int) -> bool:
-    """Put manifest ``data`` at ``path`` if absent: True when it is there now as ours.
-
-    An object store client retries a PUT whose answer was lost; the retry then meets the
-    manifest the first attempt stored and gets 412. So a refusal, or a failed PUT, is
-    checked by reading the manifest back: byte for byte ours (it names this attempt's
-    transaction uuid) means published. A failed PUT whose manifest cannot be read back has
-    an unknown outcome (:class:`CommitOutcomeUnknownError`; the data files are kept)."""
+    """Point ``latest_version_hint.json`` at ``version``. The hint is advisory (readers
+    check it and walk forward from it), so a failure is logged, never raised: the version
+    is published by then, and its files are the table's."""
     try:
-        if store.put_if_absent(path, data):
-            return True
-    except OSError as e:
-        try:
-            return store.get(path) == data
-        except FileNotFoundError:
-            raise e from None  # not stored: the caller removes its files
-        except OSError as again:
-            raise CommitOutcomeUnknownError(version, store.uri(path), str(again)) from e
+        store.put(
+            f"{paths.VERSIONS_DIR}/{paths.HINT_FILE}",
+            json.dumps({"version": version}, separators=(",", ":")).encode(),
+        )
+    except Exception as e:  # noqa: BLE001 - a stale hint is harmless (see _from_hint)
+        _log.warning("lance-semantic: version %d is published; its hint was not: %s", version, e)
+
+
+def _publish(
+    store: ObjectStore, path: str, data: bytes, version: int, files: UncommittedFiles
+) -> bool:
+    """Put manifest ``data`` at ``path`` if absent: True when it is there now as ours
+    (it names this attempt's transaction uuid), False when another writer's manifest is
+    there (storage/conditional.py settles lost answers by reading back). ``files`` hear
+    when publication starts and how it ended; when no answer settles it,
+    :class:`CommitOutcomeUnknownError` and the files are kept."""
+    files.publishing(path, data)
     try:
-        return store.get(path) == data
-    except FileNotFoundError:  # (refused, then gone: a store that cannot happen on)
+        ours = create_once(store, path, data, well_formed=_is_manifest)
+    except OutcomeUnknown as e:
+        files.outcome_unknown()
+        raise CommitOutcomeUnknownError(version, e.uri, e.cause) from e
+    except OSError:
+        files.settle(path, ours=False)  # a local put failed: nothing was stored
+        raise
+    files.settle(path, ours=ours)
+    return ours
+
+
+def _is_manifest(data: bytes) -> bool:
+    try:
+        decode_manifest_file(data, "")
+    except (CorruptManifestError, ValueError):
         return False
+    return True
 
 
 def commit(
@@ -252,6 +268,7 @@ def commit(
     add_flags: int = 0,
     max_retries: int = MAX_RETRIES,
     affected_rows: AffectedRows | None = None,
+    files: UncommittedFiles | None = None,
 ) -> Manifest:
     """Commit ``operation`` read at ``base`` (None: create) and return the new manifest.
 
@@ -262,7 +279,25 @@ def commit(
     again under its new read version before the next attempt (as Lance does).
     ``affected_rows`` (fragment id -> row offsets the Delete / Update removed) lets it be
     merged with concurrent deletions of the same fragment.
+
+    ``files`` owns what the operation wrote before (data files, deletion files): the
+    transaction files and rebased deletion files written here join them, and it is told
+    when a manifest may have been published (storage/uncommitted.py keeps or removes them
+    by that). Without it, the commit owns its own files.
     """
+    if files is None:
+        with UncommittedFiles(store) as own:
+            return commit(
+                store,
+                base,
+                operation,
+                properties=properties,
+                data_format=data_format,
+                add_flags=add_flags,
+                max_retries=max_retries,
+                affected_rows=affected_rows,
+                files=own,
+            )
     read_version = base.version if base is not None else 0
     if base is not None:
         flags.check_writable(base, store.root)
@@ -280,7 +315,7 @@ def commit(
     written: Transaction | None = None
     for _attempt in range(max_retries):
         if txn is not written:
-            name = f"{paths.TRANSACTIONS_DIR}/{txn.read_version}-{txn.uuid}.txn"
+            name = files.add(f"{paths.TRANSACTIONS_DIR}/{txn.read_version}-{txn.uuid}.txn")
             store.put(name, encode_transaction(txn))
             written = txn
         version = (current.version if current is not None else 0) + 1
@@ -293,15 +328,14 @@ def commit(
             add_flags=add_flags,
         )
         data = encode_manifest_file(manifest, txn)
-        if _publish(
-            store, f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}", data, version
-        ):
+        path = f"{paths.VERSIONS_DIR}/{paths.manifest_name(version, scheme)}"
+        if _publish(store, path, data, version, files):
             _remember_scheme(store, version, scheme)
             if store.is_local:
                 _write_hint(store, version)
             return manifest
         newest = load_manifest(store)
         flags.check_writable(newest, store.root)
-        txn = rebase(store, txn, current, newest, load_manifest, affected_rows)
+        txn = rebase(store, txn, current, newest, load_manifest, affected_rows, files=files)
         current = newest
     raise CommitConflictError(read_version, version, f"gave up after {max_retries} attempts")

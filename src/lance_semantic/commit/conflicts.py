@@ -50,6 +50,7 @@ from ..manifest.model import (
 from ..storage import paths
 from ..storage.deletions import read_deleted_rows, write_deleted_rows
 from ..storage.object_store import ObjectStore
+from ..storage.uncommitted import UncommittedFiles
 
 __all__ = ["rebase", "commutes", "AffectedRows"]
 
@@ -116,12 +117,14 @@ def rebase(
     newest: Manifest,
     load: Callable[[ObjectStore, int], Manifest],
     affected_rows: AffectedRows | None = None,
+    *,
+    files: UncommittedFiles | None = None,
 ) -> Transaction:
     """``txn``, read at ``current``, made fit to publish on top of ``newest``.
 
     Returns ``txn`` itself or, for a Delete / Update, the rebased transaction (new deletion
-    files written); raises :class:`CommitConflictError` when it conflicts with a version
-    published after ``current``.
+    files written, registered with ``files``); raises :class:`CommitConflictError` when it
+    conflicts with a version published after ``current``.
     """
     start = current.version if current is not None else 0
     if start == 0 and isinstance(txn.operation, Overwrite):
@@ -131,7 +134,7 @@ def rebase(
         for v in range(start + 1, newest.version + 1)
     ]
     if isinstance(txn.operation, (Delete, Update)) and current is not None:
-        return _Rows(store, txn, current, newest, affected_rows).rebase(others)
+        return _Rows(store, txn, current, newest, affected_rows, files).rebase(others)
     for v, other in others:
         if other is None or not commutes(txn.operation, other.operation):
             raise _conflict(txn, start, newest, v, other)
@@ -173,9 +176,11 @@ class _Rows:
         current: Manifest,
         newest: Manifest,
         affected: AffectedRows | None,
+        files: UncommittedFiles | None = None,
     ) -> None:
         assert isinstance(txn.operation, (Delete, Update))
         self.store, self.txn, self.current, self.newest = store, txn, current, newest
+        self.files = files
         self.op: Delete | Update = txn.operation
         updated, removed = _modified(self.op)
         mine = {f.id for f in updated} | set(removed)
@@ -257,7 +262,13 @@ class _Rows:
             file_id = secrets.randbits(64)
             # pylance writes a rebased deletion vector as a bitmap whatever its size
             write_deleted_rows(
-                self.store, fid, self.newest.version, file_id, merged, previous="bitmap"
+                self.store,
+                fid,
+                self.newest.version,
+                file_id,
+                merged,
+                previous="bitmap",
+                files=self.files,
             )
             files[fid] = DeletionFile("bitmap", self.newest.version, file_id, len(merged))
         updated, removed = _modified(self.op)

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from urllib.parse import quote, unquote
 
 from ..errors import (
+    CommitOutcomeUnknownError,
     CorruptTableError,
     InvalidTagNameError,
     TagExistsError,
@@ -30,6 +31,7 @@ from ..errors import (
     VersionNotFoundError,
 )
 from ..storage import paths
+from ..storage.conditional import OutcomeUnknown, create_once
 from ..storage.object_store import ObjectStore
 from .committer import list_versions
 
@@ -248,14 +250,28 @@ def create_tag(store: ObjectStore, name: str, version: int) -> TagContents:
     """Write a new tag ``name`` on ``version``; TagExistsError if the name is taken,
     VersionNotFoundError if the version does not exist (checked in that order, as
     pylance does). The file is created with put-if-absent, so of two writers creating one
-    tag exactly one succeeds (pylance overwrites)."""
+    tag exactly one succeeds (pylance overwrites); a lost answer is settled by reading the
+    file back (its times make it this call's), else :class:`CommitOutcomeUnknownError`."""
     if tag_exists(store, name):
         raise TagExistsError(name)
     now = _now_ns()
     contents = TagContents(version, manifest_size(store, version), None, now, now)
-    if not store.put_if_absent(_path(name), encode_tag(contents)):  # another writer won
+    path = _path(name)
+    try:
+        ours = create_once(store, path, encode_tag(contents), well_formed=_is_tag)
+    except OutcomeUnknown as e:
+        raise CommitOutcomeUnknownError(version, e.uri, e.cause, tag=name) from e
+    if not ours:  # another writer won
         raise TagExistsError(name)
     return contents
+
+
+def _is_tag(data: bytes) -> bool:
+    try:
+        decode_tag(data)
+    except CorruptTableError:
+        return False
+    return True
 
 
 def update_tag(store: ObjectStore, name: str, version: int) -> TagContents:

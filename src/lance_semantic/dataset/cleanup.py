@@ -237,10 +237,12 @@ def cleanup_old_versions(
             to_remove.append(f.path)
             if kind == _INDEX:
                 emptied.add(f.path.rsplit("/", 1)[0])
-    for path in seen.old_manifests:
+    manifests = list(seen.old_manifests)
+    for path in manifests:
         removed_bytes += store.size(path)
-        to_remove.append(path)
-    for path in to_remove:
+    # the old versions go first, then the files only they named: a cleanup stopped half
+    # way (a failed delete, Ctrl-C) leaves unreferenced files, never a version missing one
+    for path in (*manifests, *to_remove):
         store.delete(path)
     for directory in sorted(emptied, key=len, reverse=True):
         store.remove_empty_dir(directory)

@@ -41,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..commit.committer import commit
-from ..errors import CommitOutcomeUnknownError, NotSupportedYetError, WriteError
+from ..errors import NotSupportedYetError, WriteError
 from ..manifest import flags
 from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
 from ..read.blob_descriptors import BlobAwareReader
@@ -53,7 +53,7 @@ from ..schema.blob import is_blob, is_blob_v2, value_field
 from ..schema.field import TableSchema
 from ..storage.datafile import DataFileReader
 from ..storage.object_store import ObjectStore
-from ..storage.paths import DATA_DIR
+from ..storage.uncommitted import UncommittedFiles
 from ..types.blob_layouts import V2_LOGICAL_TYPE
 from ..write.boundary import check_invariant
 from ..write.fragments import write_fragments
@@ -366,10 +366,13 @@ def commit_rewrite(
     store: ObjectStore,
     base: Manifest,
     pairs: Sequence[tuple[Sequence[Fragment], Sequence[Fragment]]],
+    files: UncommittedFiles | None = None,
 ) -> tuple[Manifest, tuple[RewriteGroup, ...]]:
     """Publish ``(old fragments, new id-less fragments)`` pairs read at ``base``, as pylance
     does: ``ReserveFragments`` for the new fragments' ids, then one ``Rewrite`` whose new
-    fragments carry them. Returns the new manifest and the groups committed."""
+    fragments carry them. Returns the new manifest and the groups committed. ``files`` owns
+    the new fragments' files: only the ``Rewrite`` names them (the reservation commits on
+    its own, so a failed ``Rewrite`` still removes them)."""
     total = sum(len(new) for _, new in pairs)
     reserved = commit(store, base, ReserveFragments(num_fragments=total))
     assert reserved.max_fragment_id is not None
@@ -380,7 +383,7 @@ def commit_rewrite(
         next_id += len(new)
         numbered = tuple(replace(f, id=i) for f, i in zip(new, ids, strict=True))
         groups.append(RewriteGroup(old_fragments=tuple(old), new_fragments=numbered))
-    manifest = commit(store, base, Rewrite(groups=tuple(groups)))
+    manifest = commit(store, base, Rewrite(groups=tuple(groups)), files=files)
     return manifest, tuple(groups)
 
 
@@ -401,28 +404,25 @@ def compact_files(
     tasks = plan_compaction(store, base, options)
     if not tasks:
         return base, CompactionMetrics()
-    written: list[str] = []
     workers = min(options.num_threads or os.cpu_count() or 1, len(tasks))
 
     bar = Progress(progress, total=sum(t.num_rows for t in tasks), desc="compacting")
-
-    def run(task: CompactionTask) -> tuple[Fragment, ...]:
-        return _rewrite(store, base, snap.semantic_types, task, options, written.append, bar)
-
     try:
-        if workers > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                results = list(pool.map(run, tasks))
-        else:
-            results = [run(t) for t in tasks]
-        pairs = [(t.fragments, new) for t, new in zip(tasks, results, strict=True)]
-        manifest, groups = commit_rewrite(store, base, pairs)
-    except CommitOutcomeUnknownError:
-        raise  # a published manifest may name the files: kept
-    except BaseException:
-        for name in written:
-            store.delete(f"{DATA_DIR}/{name}")
-        raise
+        with UncommittedFiles(store) as files:
+            written = files.data_names
+
+            def run(task: CompactionTask) -> tuple[Fragment, ...]:
+                return _rewrite(
+                    store, base, snap.semantic_types, task, options, written.append, bar
+                )
+
+            if workers > 1:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    results = list(pool.map(run, tasks))
+            else:
+                results = [run(t) for t in tasks]
+            pairs = [(t.fragments, new) for t, new in zip(tasks, results, strict=True)]
+            manifest, groups = commit_rewrite(store, base, pairs, files)
     finally:
         bar.close()
     return manifest, _metrics(groups)

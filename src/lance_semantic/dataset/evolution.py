@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..commit.committer import commit
-from ..errors import CommitOutcomeUnknownError, NotSupportedYetError
+from ..errors import NotSupportedYetError
 from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Manifest, Merge, Project, preserves_nullability
 from ..read.output import output_field
@@ -46,6 +46,7 @@ from ..schema.extensions import (
 )
 from ..schema.field import Field, TableSchema, freeze_metadata
 from ..schema.semantic import OUTPUT_ENCODING_KEY, canonicalize_created, semantic_type_of
+from ..storage.uncommitted import UncommittedFiles
 from ..write.fragments import parse_storage_version
 from .arguments import check_optional_bool, check_optional_str
 from .evolution_add import add_columns
@@ -54,7 +55,6 @@ from .evolution_common import (
     ColumnNotFoundError,
     ColumnSource,
     SchemaEvolutionError,
-    delete_written,
     next_field_id,
     scan_columns,
     with_files,
@@ -482,8 +482,7 @@ def _rewrite(snap: Snapshot, plan: _Alteration, new_schema: TableSchema) -> Mani
         return pa.RecordBatch.from_arrays(columns, names=[f.name for f in out_fields])
 
     source = ColumnSource(scan.top_fields, scan.read_schema, transform)
-    written: list[str] = []
-    try:
+    with UncommittedFiles(snap.store) as owner:
         files = write_column_files(
             snap.store,
             snap.manifest,
@@ -491,7 +490,7 @@ def _rewrite(snap: Snapshot, plan: _Alteration, new_schema: TableSchema) -> Mani
             out_fields,
             flagged=plan.flagged,
             batch_size=DEFAULT_BATCH_SIZE,
-            written=written,
+            written=owner.data_names,
         )
         fragments = _retire_superseded(with_files(snap.manifest.fragments, files), new_schema)
         touches_required = any(
@@ -503,12 +502,7 @@ def _rewrite(snap: Snapshot, plan: _Alteration, new_schema: TableSchema) -> Mani
             preserves_nullability=not touches_required
             and preserves_nullability(old_schema, new_schema),
         )
-        return commit(snap.store, snap.manifest, op)
-    except CommitOutcomeUnknownError:
-        raise  # a published manifest may name the files: kept
-    except BaseException:
-        delete_written(snap.store, written)
-        raise
+        return commit(snap.store, snap.manifest, op, files=owner)
 
 
 def _top(schema: TableSchema, field_id: int) -> Field:

@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..commit.committer import commit
-from ..errors import CommitOutcomeUnknownError, NotSupportedYetError
+from ..errors import NotSupportedYetError
 from ..manifest.model import Manifest, Merge, preserves_nullability
 from ..read.views import has_view, to_kernel_layout
 from ..schema.arrow import assign_new_ids
@@ -29,11 +29,11 @@ from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import check_reserved_names
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import canonicalize_created
+from ..storage.uncommitted import UncommittedFiles
 from ..write.fragments import coerce_reader, parse_storage_version
 from .evolution_common import (
     ColumnSource,
     SchemaEvolutionError,
-    delete_written,
     next_field_id,
     scan_columns,
     with_files,
@@ -64,7 +64,10 @@ def _new_fields(snap: Snapshot, arrow_schema: pa.Schema) -> tuple[Field, ...]:
 
 
 def _commit_merge(
-    snap: Snapshot, new_fields: Sequence[Field], files: Sequence[Any] | None
+    snap: Snapshot,
+    new_fields: Sequence[Field],
+    files: Sequence[Any] | None,
+    owner: UncommittedFiles | None = None,
 ) -> Manifest:
     manifest = snap.manifest
     old = manifest.schema
@@ -75,7 +78,7 @@ def _commit_merge(
         schema=schema,
         preserves_nullability=preserves_nullability(old, schema),
     )
-    return commit(snap.store, manifest, op)
+    return commit(snap.store, manifest, op, files=owner)
 
 
 def _add_all_null(snap: Snapshot, arrow_schema: pa.Schema) -> Manifest:
@@ -95,8 +98,7 @@ def _write_and_commit(
     check: Callable[[], None] | None = None,
 ) -> Manifest:
     fields = _new_fields(snap, arrow_schema)
-    written: list[str] = []
-    try:
+    with UncommittedFiles(snap.store) as owner:
         files = write_column_files(
             snap.store,
             snap.manifest,
@@ -104,16 +106,11 @@ def _write_and_commit(
             fields,
             flagged=snap.semantic_types,
             batch_size=batch_size or DEFAULT_BATCH_SIZE,
-            written=written,
+            written=owner.data_names,
         )
         if check is not None:
             check()
-        return _commit_merge(snap, fields, files)
-    except CommitOutcomeUnknownError:
-        raise  # a published manifest may name the files: kept
-    except BaseException:
-        delete_written(snap.store, written)
-        raise
+        return _commit_merge(snap, fields, files, owner)
 
 
 def _add_sql(snap: Snapshot, transforms: Mapping[str, str], batch_size: int | None) -> Manifest:

@@ -27,7 +27,7 @@ from ..schema.field import Field, TableSchema
 from ..storage.blobs import BlobSidecarWriter
 from ..storage.datafile import DataFileWriter, WrittenFile
 from ..storage.object_store import ObjectStore
-from ..storage.paths import DATA_DIR, new_data_file_name
+from ..storage.paths import new_data_file_name
 from ..types.layouts import OFFSET_LIMIT
 from ..write.blob_values import BlobPreparer, blob_columns
 from ..write.boundary import Boundary, check_file_layout
@@ -42,7 +42,6 @@ __all__ = [
     "ColumnSource",
     "write_column_files",
     "TOMBSTONE_FIELD_ID",
-    "delete_written",
     "with_files",
     "scan_columns",
 ]
@@ -279,15 +278,6 @@ def write_column_files(
             file_size_bytes=done.size_bytes,
         )
     return [files[i] for i in range(len(manifest.fragments))]
-
-
-def delete_written(store: ObjectStore, written: Sequence[str]) -> None:
-    """Remove data files of a failed operation (never referenced by a manifest)."""
-    for name in written:
-        try:
-            store.delete(f"{DATA_DIR}/{name}")
-        except FileNotFoundError:
-            pass
 
 
 def with_files(fragments: Sequence[Fragment], files: Sequence[DataFile]) -> list[Fragment]:

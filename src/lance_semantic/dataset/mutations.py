@@ -18,7 +18,6 @@ import pyarrow as pa
 
 from ..commit.committer import commit
 from ..errors import (
-    CommitOutcomeUnknownError,
     InvalidJsonError,
     SchemaMismatchError,
 )
@@ -27,6 +26,7 @@ from ..read.deletions import deleted_rows
 from ..read.scan import ROW_OFFSET, FragmentReader
 from ..read.views import to_kernel_layout
 from ..storage.deletions import write_deleted_rows
+from ..storage.uncommitted import UncommittedFiles
 from .arguments import (
     cast_update_value,
     check_update_value,
@@ -140,7 +140,7 @@ def _without_offsets(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def _apply_deletions(
-    snap: Snapshot, hits: Mapping[int, list[np.ndarray]]
+    snap: Snapshot, hits: Mapping[int, list[np.ndarray]], files: UncommittedFiles
 ) -> tuple[list[Fragment], list[int], dict[int, np.ndarray]]:
     """Write the merged deletion file of every fragment with newly deleted rows; also
     returns those rows per fragment (what a rebase merges with concurrent deletions)."""
@@ -160,7 +160,7 @@ def _apply_deletions(
         file_id = secrets.randbits(64)
         previous = frag.deletion_file.file_type if frag.deletion_file is not None else None
         bitmap = write_deleted_rows(
-            snap.store, frag.id, snap.version, file_id, rows, previous=previous
+            snap.store, frag.id, snap.version, file_id, rows, previous=previous, files=files
         )
         deletion = DeletionFile(
             file_type="bitmap" if bitmap else "arrow",
@@ -213,32 +213,29 @@ def _commit_update(
     Each batch comes with the origin of its rows: an invalid json value is reported on the
     caller's row (the merge source's, the table's), not on a row of the batch.
     """
-    written: list[str] = []
     origins = RowOrigins()
-    try:
+    with UncommittedFiles(snap.store) as files:
         try:
             fragments = _write_new_rows(
-                snap, schema, origins.track(new_rows), written, allow_external_blobs=rewrite
+                snap,
+                schema,
+                origins.track(new_rows),
+                files.data_names,
+                allow_external_blobs=rewrite,
             )
         except InvalidJsonError as e:
             placed = origins.relocate(e, snap.semantic_schema)
             if placed is e:
                 raise
             raise placed from None
-        updated, removed, affected = _apply_deletions(snap, hits)
+        updated, removed, affected = _apply_deletions(snap, hits, files)
         op = Update(
             removed_fragment_ids=tuple(removed),
             updated_fragments=tuple(updated),
             new_fragments=tuple(fragments),
             fields_for_preserving_frag_bitmap=tuple(preserving),
         )
-        return commit(snap.store, snap.manifest, op, affected_rows=affected)
-    except CommitOutcomeUnknownError:
-        raise  # a published manifest may name the files: kept
-    except BaseException:
-        for name in written:
-            snap.store.delete(f"data/{name}")
-        raise
+        return commit(snap.store, snap.manifest, op, affected_rows=affected, files=files)
 
 
 # ---- delete -----------------------------------------------------------------------------------
@@ -256,13 +253,15 @@ def _delete(snap: Snapshot, predicate: Filter) -> tuple[Manifest, DeleteResult]:
         hits.setdefault(frag_id, []).append(offsets)
         count += len(offsets)
     # nothing matched: an empty Delete, as pylance
-    updated, removed, affected = _apply_deletions(snap, hits)
-    op = Delete(
-        updated_fragments=tuple(updated),
-        deleted_fragment_ids=tuple(removed),
-        predicate=_predicate_text(predicate),
-    )
-    return commit(snap.store, snap.manifest, op, affected_rows=affected), DeleteResult(count)
+    with UncommittedFiles(snap.store) as files:
+        updated, removed, affected = _apply_deletions(snap, hits, files)
+        op = Delete(
+            updated_fragments=tuple(updated),
+            deleted_fragment_ids=tuple(removed),
+            predicate=_predicate_text(predicate),
+        )
+        manifest = commit(snap.store, snap.manifest, op, affected_rows=affected, files=files)
+    return manifest, DeleteResult(count)
 
 
 # ---- update -----------------------------------------------------------------------------------

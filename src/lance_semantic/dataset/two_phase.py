@@ -37,7 +37,7 @@ from ..schema.field import TableSchema
 from ..schema.legacy import upgrade_schema
 from ..schema.semantic import canonicalize_created
 from ..storage.object_store import ObjectStore, open_store
-from ..storage.paths import DATA_DIR
+from ..storage.uncommitted import UncommittedFiles
 from ..write.boundary import bind_input, check_file_layout
 from ..write.fragments import MAX_BYTES_PER_FILE, coerce_reader, parse_storage_version
 from . import arguments as args
@@ -126,9 +126,9 @@ def write_fragments(
         data_storage_version=data_storage_version,
         semantic_types=semantic_types,
     )
-    written: list[str] = []
     schemas: list[pa.Schema] = []
-    try:
+    # on success the files are the caller's, uncommitted fragments to commit later
+    with UncommittedFiles(store) as files:
         fragments = write_rows(
             store,
             target.table,
@@ -139,14 +139,10 @@ def write_fragments(
             version=target.version,
             max_rows_per_file=max_rows_per_file,
             max_bytes_per_file=max_bytes_per_file,
-            written=written,
+            written=files.data_names,
             allow_external_blobs=allow_external_blob_outside_bases,
             schemas=schemas,
         )
-    except BaseException:
-        for name in written:
-            store.delete(f"{DATA_DIR}/{name}")
-        raise
     return [
         FragmentMetadata(f.id, f.files, f.physical_rows, file_schemas=(s,))
         for f, s in zip(fragments, schemas, strict=True)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from ..commit.committer import commit, is_latest, load_latest_or_none
-from ..errors import CommitOutcomeUnknownError, DatasetExistsError, NotSupportedYetError
+from ..errors import DatasetExistsError, NotSupportedYetError
 from ..manifest.flags import FLAG_SEMANTIC_TYPES
 from ..manifest.model import Append, Fragment, Manifest, Overwrite
 from ..schema.arrow import schema_from_arrow
@@ -21,6 +21,7 @@ from ..schema.field import TableSchema
 from ..schema.semantic import canonicalize_created
 from ..storage.datafile import WRITABLE_VERSIONS
 from ..storage.object_store import ObjectStore, open_store
+from ..storage.uncommitted import UncommittedFiles
 from ..write.blob_values import table_blob_inputs, v1_inputs_as_v2
 from ..write.boundary import Boundary
 from ..write.fragments import (
@@ -129,39 +130,34 @@ def write_snapshot(
     )
     reader = target.reader
 
-    written: list[str] = []
     bar = Progress(progress, total=rows_of(data), desc="writing")
     try:
-        fragments = write_rows(
-            store,
-            table,
-            reader.schema,
-            batches_with_progress(reader, bar) if progress else reader,
-            flagged=flagged,
-            appending=appending,
-            version=version,
-            max_rows_per_file=max_rows_per_file,
-            max_bytes_per_file=max_bytes_per_file,
-            written=written,
-            allow_external_blobs=allow_external_blob_outside_bases,
-        )
-        if appending:
-            op: Append | Overwrite = Append(fragments=tuple(fragments))
-        else:
-            op = Overwrite(fragments=tuple(fragments), schema=table)
-        manifest = commit(
-            store,
-            base,
-            op,
-            data_format=("lance", version),
-            add_flags=FLAG_SEMANTIC_TYPES if flagged else 0,
-        )
-    except CommitOutcomeUnknownError:
-        raise  # a published manifest may name the files: kept
-    except BaseException:
-        for name in written:
-            store.delete(f"data/{name}")
-        raise
+        with UncommittedFiles(store) as files:
+            fragments = write_rows(
+                store,
+                table,
+                reader.schema,
+                batches_with_progress(reader, bar) if progress else reader,
+                flagged=flagged,
+                appending=appending,
+                version=version,
+                max_rows_per_file=max_rows_per_file,
+                max_bytes_per_file=max_bytes_per_file,
+                written=files.data_names,
+                allow_external_blobs=allow_external_blob_outside_bases,
+            )
+            if appending:
+                op: Append | Overwrite = Append(fragments=tuple(fragments))
+            else:
+                op = Overwrite(fragments=tuple(fragments), schema=table)
+            manifest = commit(
+                store,
+                base,
+                op,
+                data_format=("lance", version),
+                add_flags=FLAG_SEMANTIC_TYPES if flagged else 0,
+                files=files,
+            )
     finally:
         bar.close()
     return Snapshot(store, display_uri, manifest)

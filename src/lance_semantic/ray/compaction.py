@@ -32,7 +32,7 @@ from ..dataset.compaction import (
 from ..manifest import flags
 from ..manifest.model import Fragment
 from ..storage.object_store import open_store
-from ..storage.paths import DATA_DIR
+from ..storage.uncommitted import UncommittedFiles
 from ._errors import library_errors_raised
 
 __all__ = ["compact_files"]
@@ -57,13 +57,9 @@ def _rewrite(
     """One task's new fragments and the data files written for them (runs on a worker)."""
     store = open_store(uri, storage_options)
     manifest = load_manifest(store, version)
-    written: list[str] = []
-    try:
-        return rewrite_task(store, manifest, task, options, written.append), written
-    except BaseException:
-        for name in written:
-            store.delete(f"{DATA_DIR}/{name}")
-        raise
+    with UncommittedFiles(store) as files:  # removed here if the task fails
+        new = rewrite_task(store, manifest, task, options, files.data_names.append)
+        return new, list(files.data_names)
 
 
 def compact_files(
@@ -138,7 +134,8 @@ def compact_files(
     pending: dict[Any, int] = {}
     queue = list(enumerate(tasks))
     try:
-        with library_errors_raised():
+        # the driver owns every finished task's files until the Rewrite is published
+        with UncommittedFiles(store) as files, library_errors_raised():
             while queue or pending:
                 while queue and len(pending) < num_workers:
                     i, task = queue.pop(0)
@@ -146,14 +143,12 @@ def compact_files(
                     pending[ref] = i
                 done, _ = ray.wait(list(pending), num_returns=1)
                 for ref in done:
-                    results[pending.pop(ref)] = ray.get(ref)
+                    results[pending.pop(ref)] = result = ray.get(ref)
+                    files.data_names.extend(result[1])
             pairs = [(task.fragments, results[i][0]) for i, task in enumerate(tasks)]
-            _, groups = commit_rewrite(store, base, pairs)
+            _, groups = commit_rewrite(store, base, pairs, files)
     except BaseException:
         for ref in pending:  # tasks still running when another failed
             ray.cancel(ref)
-        for _, names in results.values():
-            for name in names:
-                store.delete(f"{DATA_DIR}/{name}")
         raise
     return compaction_metrics(groups)

@@ -15,6 +15,7 @@ from pyroaring import BitMap
 from ..errors import CorruptTableError
 from .object_store import ObjectStore
 from .paths import DELETIONS_DIR, deletion_file_name
+from .uncommitted import UncommittedFiles
 
 __all__ = ["BITMAP_THRESHOLD", "read_deleted_rows", "write_deleted_rows"]
 
@@ -62,9 +63,11 @@ def write_deleted_rows(
     rows: np.ndarray,
     *,
     previous: str | None = None,
+    files: UncommittedFiles | None = None,
 ) -> bool:
     """Write the full set of deleted ``rows`` (sorted, unique); returns True when a bitmap was
-    written. ``previous`` is the type of the fragment's earlier deletion file, if any.
+    written. ``previous`` is the type of the fragment's earlier deletion file, if any;
+    ``files`` owns the new file until a commit publishes it.
 
     pylance 14's rule, measured: a fresh set becomes a bitmap at 5,000 rows; a set merged
     with an earlier arrow file only above 5,000; an earlier bitmap stays a bitmap.
@@ -85,7 +88,8 @@ def write_deleted_rows(
         with ipc.new_file(sink, _SCHEMA, options=options) as w:
             w.write_batch(pa.record_batch([pa.array(rows, pa.uint32())], schema=_SCHEMA))
         data = sink.getvalue().to_pybytes()
-    store.put(
-        f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}", data
-    )
+    path = f"{DELETIONS_DIR}/{deletion_file_name(fragment_id, read_version, file_id, bitmap)}"
+    if files is not None:
+        files.add(path)
+    store.put(path, data)
     return bitmap

@@ -75,17 +75,27 @@ class LocalObjectStore:
             return f.read(length)
 
     def _temp_for(self, target: str, data: bytes) -> str:
+        """A new temp file beside ``target`` holding ``data``; never left behind when
+        writing it fails (a full disk, Ctrl-C)."""
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = os.path.join(os.path.dirname(target), f".tmp-{uuid.uuid4().hex}")
-        with open(tmp, "wb") as f:  # no fsync, like pylance: atomicity comes from link/rename
-            f.write(data)
+        try:
+            with open(tmp, "wb") as f:  # no fsync, like pylance: atomicity from link/rename
+                f.write(data)
+        except BaseException:
+            _remove_quietly(tmp)
+            raise
         return tmp
 
     def put(self, path: str, data: bytes) -> None:
         """Write ``data`` atomically (temp file, then rename over any existing file)."""
         target = self.local_path(path)
         tmp = self._temp_for(target, data)
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            _remove_quietly(tmp)
+            raise
 
     def put_if_absent(self, path: str, data: bytes) -> bool:
         """Publish ``data`` at ``path`` only if nothing is there; False if it already exists.
@@ -101,7 +111,7 @@ class LocalObjectStore:
         except FileExistsError:
             return False
         finally:
-            os.unlink(tmp)
+            _remove_quietly(tmp)
 
     def list(self, prefix: str) -> list[str]:
         """Names of the entries directly under the directory ``prefix`` (empty if missing)."""
@@ -160,6 +170,15 @@ class LocalObjectStore:
             os.rmdir(self.local_path(path))
         except OSError:
             pass
+
+
+def _remove_quietly(path: str) -> None:
+    """Remove a temp file of ours, if it is there; a failure leaves it (``.tmp-`` names
+    are never listed as table files)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> ObjectStore:

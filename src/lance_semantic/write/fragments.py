@@ -243,15 +243,16 @@ def write_fragments(
                 done += part.num_rows
                 file_bytes += part.get_total_buffer_size()
                 batch = batch.slice(room) if batch.num_rows > room else batch.slice(0, 0)
-    except BaseException:
-        # close the open file so that it is a named file (which the caller removes), not the
-        # encoder's anonymous temporary one
         if writer is not None:
-            try:
-                writer.close()
-            except Exception:  # noqa: BLE001 - the first error is the one to report
-                pass
+            finish()
+    except BaseException:
+        # close the open files so that they are named files (which the caller removes), not
+        # the encoder's anonymous temporary ones
+        for open_file in (sidecars, writer):
+            if open_file is not None:
+                try:
+                    open_file.close()
+                except Exception:  # noqa: BLE001 - the first error is the one to report
+                    pass
         raise
-    if writer is not None:
-        finish()
     return fragments
