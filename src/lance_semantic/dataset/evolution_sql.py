@@ -218,7 +218,7 @@ def is_null_cast(sql: str, read_schema: pa.Schema) -> pa.DataType | None:
     pylance turns a set of such expressions into all-null columns (a metadata-only add,
     like ``add_columns(pa.field(...))``) instead of writing data files.
     """
-    df = _session().from_arrow(_empty_batch(read_schema))
+    df = _session().read_batches([_empty_batch(read_schema)])
     try:
         expr = parse_expression(df, sql)
     except InvalidExpressionError:  # ColumnExpression reports it
@@ -249,7 +249,9 @@ class ColumnExpression:
             raise InvalidExpressionError(sql, str(e).splitlines()[0]) from e
 
     def _plan(self, batch: pa.RecordBatch) -> tuple[Any, Any]:
-        df = self._ctx.from_arrow(batch)
+        # an anonymous frame: a registered one would stay in the session, holding its batch,
+        # until the expression is dropped (every batch of a scan or an add_columns)
+        df = self._ctx.read_batches([batch])
         try:
             expr = parse_expression(df, self.sql)
             return df, _Resolver(df, self.sql).resolve(expr)
