@@ -226,15 +226,16 @@ class _ReaderPool:
         return idle
 
     def _trim(self) -> None:
-        if len(self._idle) > self.capacity and self._trimming.acquire(blocking=False):
-            try:
-                while len(self._idle) > self.capacity:
-                    try:
-                        del self._idle[next(iter(self._idle))]
-                    except (RuntimeError, KeyError, StopIteration):  # changed meanwhile
-                        continue
-            finally:
-                self._trimming.release()
+        if len(self._idle) <= self.capacity or self._trimming.locked():
+            return  # (a thread trimming already: left to it)
+        # taken by ``with``: a signal cannot land between taking the lock and guarding it
+        # (after a call to ``acquire`` it can, and the lock would stay taken for good)
+        with self._trimming:
+            while len(self._idle) > self.capacity:
+                try:
+                    del self._idle[next(iter(self._idle))]
+                except (RuntimeError, KeyError, StopIteration):  # changed meanwhile
+                    continue
 
     def take_or_open(self, key: _PoolKey) -> LanceFileReader:
         """An idle reader of ``key``, or a new one (borrowed either way)."""
@@ -320,6 +321,17 @@ def _damaged(path: str, e: BaseException) -> CorruptTableError:
     return CorruptTableError(path, f"cannot read the data file: {_first_line(e)}")
 
 
+def _cut_short(path: str, got: int, wanted: int) -> KeyboardInterrupt:
+    """A read that ended before its last row. pylance 14's file reader ends a read early,
+    without an error, when a signal handler raises while the read waits (a Ctrl-C: the
+    ``KeyboardInterrupt`` it raised is dropped; with a handler that does not raise, reads
+    are whole); a damaged file fails with an error instead. So the read is never taken
+    short: the interrupt it swallowed is raised again."""
+    return KeyboardInterrupt(
+        f"the read of {path} was interrupted: pylance ended it after {got} of {wanted} rows"
+    )
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return text[0] if text else type(e).__name__
@@ -372,9 +384,14 @@ class DataFileReader:
     def _guarded(
         self, columns: Sequence[str] | None, start: int, num_rows: int, batch_size: int
     ) -> Iterator[pa.RecordBatch]:
+        got = 0
         try:
             with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
-                yield from reader.read_range(start, num_rows, batch_size=batch_size).to_batches()
+                for batch in reader.read_range(start, num_rows, batch_size=batch_size).to_batches():
+                    got += batch.num_rows
+                    yield batch
+            if got < num_rows:
+                raise _cut_short(self._path, got, num_rows)
         except BaseException as e:
             if not _is_read_error(e):
                 raise
@@ -387,7 +404,7 @@ class DataFileReader:
             idle, reader = self._borrowed(columns)
             if num_rows <= 0:
                 return _one_batch(reader.read_range(start, 0, batch_size=1).to_table())
-            return _read_rows(reader, start, num_rows)
+            return _read_rows(reader, start, num_rows, self._path)
         except BaseException as e:
             if not _is_read_error(e):
                 raise
@@ -414,7 +431,10 @@ class DataFileReader:
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
         try:
             with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
-                return reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
+                got = reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
+            if got.num_rows < len(rows):
+                raise _cut_short(self._path, got.num_rows, len(rows))
+            return got
         except BaseException as e:
             if not _is_read_error(e):
                 raise
@@ -443,8 +463,8 @@ def read_whole(
             borrowed.append(file._borrowed(columns))
         for (_, reader), (_, _, n) in zip(borrowed, requests, strict=True):
             streams.append(_started(reader, 0, n))
-        for stream, (_, _, n) in zip(streams, requests, strict=True):
-            out.append(_first_rows(stream, n))
+        for stream, (file, _, n) in zip(streams, requests, strict=True):
+            out.append(_first_rows(stream, n, file._path))
     except BaseException as e:
         if not _is_read_error(e):
             raise
@@ -463,10 +483,10 @@ def _failed(requests: int, *phases: list[Any]) -> int:
     return next((len(done) for done in phases if len(done) < requests), requests - 1)
 
 
-def _read_rows(reader: LanceFileReader, start: int, num_rows: int) -> pa.RecordBatch:
-    """Rows ``[start, start + num_rows)`` (``num_rows`` at least 1) of an open file, asked
-    for as one batch and read as one (``read_all`` would gather a table)."""
-    return _first_rows(_started(reader, start, num_rows), num_rows)
+def _read_rows(reader: LanceFileReader, start: int, num_rows: int, path: str) -> pa.RecordBatch:
+    """Rows ``[start, start + num_rows)`` (``num_rows`` at least 1) of an open file (of
+    ``path``), asked for as one batch and read as one (``read_all`` would gather a table)."""
+    return _first_rows(_started(reader, start, num_rows), num_rows, path)
 
 
 def _started(reader: LanceFileReader, start: int, num_rows: int) -> pa.RecordBatchReader:
@@ -478,10 +498,16 @@ def _started(reader: LanceFileReader, start: int, num_rows: int) -> pa.RecordBat
     return reader.read_range(start, num_rows, batch_size=num_rows).to_batches()
 
 
-def _first_rows(stream: pa.RecordBatchReader, num_rows: int) -> pa.RecordBatch:
-    """The ``num_rows`` rows of a started read, as one batch."""
-    batch = stream.read_next_batch()
-    if batch.num_rows < num_rows:  # (not seen: pylance splits no batch asked for)
+def _first_rows(stream: pa.RecordBatchReader, num_rows: int, path: str) -> pa.RecordBatch:
+    """The ``num_rows`` rows of a started read of ``path``, as one batch (a read pylance
+    ended early raises: see :func:`_cut_short`)."""
+    try:
+        batch = stream.read_next_batch()
+    except StopIteration:  # (ended before its first batch)
+        raise _cut_short(path, 0, num_rows) from None
+    if batch.num_rows < num_rows:  # (not seen but when cut short: pylance splits no batch)
         rest = [batch, *stream.read_all().to_batches()]
         batch = _one_batch(pa.Table.from_batches(rest))
+        if batch.num_rows < num_rows:
+            raise _cut_short(path, batch.num_rows, num_rows)
     return batch

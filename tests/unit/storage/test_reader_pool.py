@@ -81,3 +81,48 @@ def test_concurrent_giving_back_past_capacity_keeps_it_bounded() -> None:
         t.join()
     pool.give(("last", None, None), _Reader())  # type: ignore[arg-type]
     assert len(pool._idle) <= 50
+
+
+class _SignalAfterTaking:
+    """The pool's trimming lock, with a signal (``KeyboardInterrupt``) landing the first
+    time it is taken by a call: Python checks for signals as a call returns, so a lock
+    taken by ``acquire()`` can be held when the signal is raised, before any ``try``
+    guards it. ``with`` takes it with no such moment (no check between entering the lock
+    and the block), so entering by ``with`` is not interrupted here."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.signalled = False
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        taken = self._lock.acquire(blocking, timeout)
+        if taken and not self.signalled:
+            self.signalled = True
+            raise KeyboardInterrupt
+        return taken
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def __enter__(self) -> bool:
+        return self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def test_a_signal_while_the_pool_trims_leaves_it_bounded() -> None:
+    """A Ctrl-C the moment the trimming lock is taken must not leave it taken for good
+    (the pool would then never trim again and keep every reader opened since)."""
+    pool = _ReaderPool(capacity=10)
+    pool._trimming = _SignalAfterTaking()  # type: ignore[assignment]
+    for k in range(40):
+        try:
+            pool.give((f"f{k}", None, None), _Reader())  # type: ignore[arg-type]
+        except KeyboardInterrupt:
+            pass
+    assert len(pool._idle) <= 10
+    assert not pool._trimming.locked()
