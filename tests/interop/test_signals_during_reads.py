@@ -129,3 +129,31 @@ def test_a_signal_during_a_table_read_interrupts_it_and_never_shortens_it(
 ) -> None:
     ds = ls.dataset(large)
     _signalled(lambda: TABLE_READS[read](ds), read)
+
+
+@pytest.fixture(scope="module")
+def blobs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One large fragment with a blob v2 column (read through pylance's table reader)."""
+    from lance.blob import blob_array, blob_field
+
+    root = tmp_path_factory.mktemp("blobs") / "t"
+    n = LARGE // 2
+    schema = pa.schema([pa.field("id", pa.int64()), blob_field("b")])
+    values = blob_array([b"x" * (i % 50) for i in range(n)])
+    table = pa.table({"id": pa.array(range(n)), "b": values}, schema=schema)
+    lance.write_dataset(table, root, max_rows_per_file=1 << 20)
+    return root
+
+
+#: reads of blob descriptors (pylance's table reader, which reports a signal as an error)
+BLOB_READS: dict[str, Callable[[Any], pa.Table]] = {
+    "stream": lambda ds: ds.to_table(batch_size=8192),
+    "take": lambda ds: ds.take(np.arange(0, LARGE // 2, 5)),
+}
+
+
+@pytest.mark.parametrize("read", list(BLOB_READS))
+def test_a_signal_during_a_read_of_blob_descriptors_is_an_interrupt(read: str, blobs: Path) -> None:
+    """Never pylance's ``ArrowInvalid: External error: KeyboardInterrupt``, nor fewer rows."""
+    ds = ls.dataset(blobs)
+    _signalled(lambda: BLOB_READS[read](ds), f"blob {read}")

@@ -13,17 +13,22 @@ and whose one data file is the real one, reached through a registered base path 
 multi-base layout; nothing is copied). The shadow has no deletion file and no feature
 flags; the fragment reader applies deletions and projections as for every other column.
 Shadows are cached per data file (data files are immutable and uniquely named).
+
+The directory lives only while the shadow is opened: pylance reads the manifest when it
+opens the table, and its reads go to the data file through the base path (checked against
+pylance 14: takes and fragment reads work once the directory is gone). So no temporary file
+outlives the call, whatever interrupts it, and none piles up in a long-running process.
+pylance's table reader reports a signal raised during a read as an error of its own
+(``ArrowInvalid: External error: KeyboardInterrupt``): it is raised as the interrupt it is.
 """
 
 from __future__ import annotations
 
-import atexit
-import hashlib
 import os
-import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
+from typing import TypeVar
 
 import lance
 import numpy as np
@@ -41,16 +46,9 @@ from .blob_files import blob_file, descriptors_to_values
 
 __all__ = ["BlobAwareReader", "blob_descriptors", "fragment_blob_files"]
 
+_T = TypeVar("_T")
+
 _COLUMN = "blob"
-_shadow_root: str | None = None
-
-
-def _root() -> str:
-    global _shadow_root
-    if _shadow_root is None:
-        _shadow_root = tempfile.mkdtemp(prefix="lance-semantic-blobs-")
-        atexit.register(shutil.rmtree, _shadow_root, True)
-    return _shadow_root
 
 
 def _shadow_field(field_id: int, v2: bool) -> Field:
@@ -113,16 +111,16 @@ def _shadow(
         max_fragment_id=0,
         passthrough=base.SerializeToString(),
     )
-    key = hashlib.sha1(
-        repr((table_root, options, path, field_id, column_index)).encode()
-    ).hexdigest()
-    shadow = os.path.join(_root(), key)
-    os.makedirs(os.path.join(shadow, "_versions"), exist_ok=True)
-    with open(os.path.join(shadow, "_versions", "1.manifest"), "wb") as f:
-        f.write(encode_manifest_file(manifest))
-    if options is None:
-        return lance.dataset(shadow)
-    return lance.dataset(shadow, storage_options=dict(options))
+    data = encode_manifest_file(manifest)
+    # (removed on leaving, and when the object is collected if an interrupt comes first)
+    with tempfile.TemporaryDirectory(
+        prefix="lance-semantic-blob-shadow-", ignore_cleanup_errors=True
+    ) as shadow:
+        os.mkdir(os.path.join(shadow, "_versions"))
+        with open(os.path.join(shadow, "_versions", "1.manifest"), "wb") as f:
+            f.write(data)
+        storage = None if options is None else dict(options)
+        return _interruptible(path, lambda: lance.dataset(shadow, storage_options=storage))
 
 
 def blob_descriptors(
@@ -155,9 +153,36 @@ def fragment_blob_files(
     if data_file is None:  # a column added without data in this fragment: all null
         return [None] * len(physical_rows)
     shadow = blob_descriptors(store, data_file, field, fragment.physical_rows)
-    table = shadow.take(np.asarray(physical_rows, dtype=np.int64), columns=["blob"])
-    rows = table.column("blob").to_pylist()
+    indices = np.asarray(physical_rows, dtype=np.int64)
+    table = _read(data_file.path, lambda: shadow.take(indices, columns=[_COLUMN]), len(indices))
+    rows = table.column(_COLUMN).to_pylist()
     return [blob_file(store, data_file.path, field, d) for d in rows]
+
+
+def _interruptible(path: str, call: Callable[[], _T]) -> _T:
+    """``call()``, a call of pylance's table reader on the shadow of data file ``path``;
+    the signal it reports as an error (``External error: KeyboardInterrupt``) raised as a
+    ``KeyboardInterrupt``."""
+    try:
+        return call()
+    except (OSError, ValueError, RuntimeError, pa.ArrowException) as e:
+        if "KeyboardInterrupt" not in str(e):
+            raise
+        raise KeyboardInterrupt(
+            f"the read of the blob descriptors of {path} was interrupted"
+        ) from e
+
+
+def _read(path: str, call: Callable[[], pa.Table], rows: int) -> pa.Table:
+    """The ``rows`` rows a read of the shadow of data file ``path`` gives (see
+    :func:`_interruptible`), never fewer."""
+    table = _interruptible(path, call)
+    if table.num_rows < rows:
+        raise KeyboardInterrupt(
+            f"the read of the blob descriptors of {path} was interrupted after "
+            f"{table.num_rows} of {rows} rows"
+        )
+    return table
 
 
 def _single(table: pa.Table) -> pa.Array:
@@ -201,8 +226,17 @@ class BlobAwareReader:
     def _slice(self, name: str, offset: int, limit: int) -> pa.Array:
         # the fragment's own reader: about 1.7x faster than the table scanner for descriptor
         # ranges (its take fails on blob columns in pylance 14, so takes use the table's)
-        table = self._fragments[name].to_table(columns=[_COLUMN], offset=offset, limit=limit)
+        fragment = self._fragments[name]
+        table = _read(
+            self._path,
+            lambda: fragment.to_table(columns=[_COLUMN], offset=offset, limit=limit),
+            limit,
+        )
         return _single(table)
+
+    def _take(self, name: str, indices: np.ndarray) -> Callable[[], pa.Table]:
+        shadow = self._shadows[name]
+        return lambda: shadow.take(indices, columns=[_COLUMN])
 
     def _split(self, columns: Sequence[str]) -> tuple[list[str], list[str]]:
         plain = [c for c in columns if c not in self._shadows]
@@ -240,7 +274,7 @@ class BlobAwareReader:
         base = self._reader.take(plain, rows) if plain else None
         indices = np.asarray(rows, dtype=np.int64)
         got = {
-            c: self._finish(c, _single(self._shadows[c].take(indices, columns=[_COLUMN])))
+            c: self._finish(c, _single(_read(self._path, self._take(c, indices), len(indices))))
             for c in blob
         }
         return pa.Table.from_batches([self._with(columns, base, got)])
