@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import gc
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -209,7 +210,9 @@ def _engine_works() -> None:
     assert got.to_pylist() == [False, False, False, False]
 
 
-def _usable(pristine: Path, baseline: dict[str, Any], tmp: Path, where: str) -> None:
+def _usable(
+    pristine: Path, baseline: dict[str, Any], tmp: Path, where: str, mutation: bool = True
+) -> None:
     """Every read gives its result (on a new thread), every SQL evaluator works (on this
     thread and on every thread of the read pools), and a mutation still commits."""
 
@@ -225,6 +228,8 @@ def _usable(pristine: Path, baseline: dict[str, Any], tmp: Path, where: str) -> 
     _engine_works()
     on_every_thread(prefetch.pool().submit, prefetch.WORKERS, _engine_works, TIMEOUT)
     on_every_thread(mutation_scan._POOL.submit, mutation_scan._WINDOW, _engine_works, TIMEOUT)
+    if not mutation:
+        return
     copy = _copy(pristine, tmp / "after")
     in_thread(lambda: MUTATIONS["update"](ls.dataset(copy)), TIMEOUT, f"update after {where}")
 
@@ -299,3 +304,50 @@ def test_an_interrupted_mutation_commits_all_or_nothing_and_leaves_the_process_u
             assert _content(copy) == after, where
         _engine_works()
     _usable(pristine, baseline, tmp_path, f"{mutation} interrupted everywhere")
+
+
+# ---- a Ctrl-C while a to_batches() generator is suspended ----
+
+#: streams of every read path, each suspended after its first batch
+STREAMS: dict[str, Callable[[Any], Any]] = {
+    "scan": lambda ds: ds.to_batches(batch_size=256),
+    "small fragments": lambda ds: ds.to_batches(batch_size=4096),
+    "sql filter": lambda ds: ds.to_batches(filter="id % 7 = 3 OR s LIKE 's2%'", batch_size=64),
+    "kernel filter": lambda ds: ds.to_batches(filter="id > 20", batch_size=64),
+    "sql projection": lambda ds: ds.to_batches(columns={"x": "id * 2"}, batch_size=256),
+    "window": lambda ds: ds.to_batches(offset=15, limit=2000, batch_size=256),
+    "scanner": lambda ds: ds.scanner(
+        filter="id > 5", with_row_id=True, batch_size=128
+    ).to_batches(),
+}
+
+
+def _drop(it: Any) -> None:
+    del it
+    gc.collect()
+
+
+#: what becomes of the suspended stream after the interrupt
+ENDINGS: dict[str, Callable[[Any], None]] = {
+    "closed": lambda it: it.close(),
+    "dropped": _drop,
+    "interrupt thrown in": lambda it: pytest.raises(KeyboardInterrupt, it.throw, KeyboardInterrupt),
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+@pytest.mark.parametrize("stream", list(STREAMS))
+def test_a_stream_suspended_by_a_ctrl_c_and_then_ended_leaves_the_process_usable(
+    stream: str, ending: str, pristine: Path, baseline: dict[str, Any], tmp_path: Path
+) -> None:
+    it = STREAMS[stream](ls.dataset(pristine))
+    first = next(it)
+    assert first.num_rows
+    try:
+        raise KeyboardInterrupt  # (the consumer's own code, with the stream suspended)
+    except KeyboardInterrupt:
+        pass
+    # while it is suspended, nothing it holds keeps other reads waiting
+    in_thread(lambda: READS["sql filter"][0](ls.dataset(pristine)), TIMEOUT, "a read meanwhile")
+    ENDINGS[ending](it)
+    _usable(pristine, baseline, tmp_path, f"{stream} suspended, then {ending}", mutation=False)
