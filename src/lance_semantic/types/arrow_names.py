@@ -33,6 +33,7 @@ __all__ = [
     "has_dictionary",
     "has_view",
     "kernel_type",
+    "ordered_like",
 ]
 
 EXTENSION_NAME_KEY = b"ARROW:extension:name"
@@ -276,3 +277,33 @@ def kernel_type(dt: pa.DataType, *, dictionaries: bool = False, large: bool = Fa
         for f in child_fields(dt)
     ]
     return with_child_fields(dt, kids)
+
+
+def ordered_like(dt: pa.DataType, like: pa.DataType) -> pa.DataType:
+    """``dt`` with the members of every struct, at any depth, in the order of the struct at
+    the same place in ``like`` where both hold the same member names (column order is free);
+    layouts, nullability and metadata stay ``dt``'s. Anything else is left as it is.
+
+    >>> b_a = pa.struct([("b", pa.int8()), ("a", pa.string())])
+    >>> a_b = pa.struct([("a", pa.large_string()), ("b", pa.int8())])
+    >>> ordered_like(pa.list_(b_a), pa.large_list(a_b))
+    ListType(list<item: struct<a: string, b: int8>>)
+    """
+    kids, like_kids = child_fields(dt), child_fields(like)
+    if not kids or not like_kids or pat.is_struct(dt) != pat.is_struct(like):
+        return dt
+    if pat.is_map(dt) != pat.is_map(like):
+        return dt
+    pairs: list[tuple[pa.Field, pa.Field | None]]
+    if pat.is_struct(dt):
+        by_name = {f.name: f for f in kids}
+        names = [f.name for f in like_kids]
+        if len(by_name) == len(kids) and sorted(by_name) == sorted(names):  # a permutation
+            pairs = [(by_name[n], f) for n, f in zip(names, like_kids, strict=True)]
+        else:  # other members: the input's order (the binding reports the difference)
+            like_by_name = {f.name: f for f in like_kids}
+            pairs = [(f, like_by_name.get(f.name)) for f in kids]
+    else:  # a list's item, a map's key and item
+        pairs = list(zip(kids, like_kids, strict=True))
+    ordered = [f if g is None else f.with_type(ordered_like(f.type, g.type)) for f, g in pairs]
+    return with_child_fields(dt, ordered)

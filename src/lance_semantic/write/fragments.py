@@ -19,6 +19,8 @@ from ..storage.blobs import BlobSidecarWriter
 from ..storage.datafile import DataFileWriter
 from ..storage.object_store import ObjectStore
 from ..storage.paths import new_data_file_name
+from ..types.arrow_names import ordered_like
+from ..types.casts import cast as safe_cast
 from .blob_values import BlobPreparer, blob_columns
 from .boundary import check_file_layout
 
@@ -28,6 +30,7 @@ MAX_BYTES_PER_FILE = 90 * 1024**3
 __all__ = [
     "MAX_BYTES_PER_FILE",
     "coerce_reader",
+    "in_order_of",
     "write_fragments",
     "parse_storage_version",
     "unsliced_array",
@@ -44,9 +47,10 @@ def parse_storage_version(version: str) -> tuple[int, int]:
 
 def coerce_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchReader:
     """One entry for every accepted input: Table, RecordBatch, RecordBatchReader, an iterable
-    of batches, a pandas / polars DataFrame, a list of dicts (rows), a dict of lists
-    (columns), a ``pyarrow.dataset.Dataset`` (a pylance dataset too), or anything with
-    ``__arrow_c_stream__``."""
+    of batches or tables, a pandas / polars DataFrame, a list of dicts (rows), a dict of
+    lists (columns), a ``pyarrow.dataset.Dataset`` (a pylance dataset too), or anything
+    with ``__arrow_c_stream__``. The batches of an iterable come in the column order of the
+    first (or of ``schema``), struct members included (:func:`in_order_of`)."""
     import pyarrow.dataset as pds
 
     if isinstance(data, pa.RecordBatchReader):
@@ -68,17 +72,19 @@ def coerce_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchR
     elif (
         isinstance(data, (list, tuple))
         and data
-        and all(isinstance(b, pa.RecordBatch) for b in data)
+        and all(isinstance(b, (pa.RecordBatch, pa.Table)) for b in data)
     ):
-        reader = pa.RecordBatchReader.from_batches(data[0].schema, data)
+        reader = _in_one_order(data[0].schema, iter(data))
     elif isinstance(data, Iterable) and schema is not None:
-        reader = pa.RecordBatchReader.from_batches(schema, iter(data))
+        reader = _in_one_order(schema, iter(data))
     elif isinstance(data, Iterable) and not isinstance(data, (str, bytes, dict)):
         it = iter(data)
         first = next(it, None)
         if first is None:
             raise ValueError("cannot infer a schema from an empty iterable; pass schema=")
-        reader = pa.RecordBatchReader.from_batches(first.schema, _chain(first, it))
+        if not isinstance(first, (pa.RecordBatch, pa.Table)):
+            raise TypeError(_not_a_batch(first))
+        reader = _in_one_order(first.schema, _chain(first, it))
     else:
         raise TypeError(f"unsupported data type {type(data).__name__} for a Lance write")
     if schema is not None and reader.schema != schema:
@@ -89,9 +95,64 @@ def coerce_reader(data: Any, schema: pa.Schema | None = None) -> pa.RecordBatchR
     return reader
 
 
-def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
     yield first
     yield from rest
+
+
+def _not_a_batch(item: object) -> str:
+    return (
+        f"an iterable of pyarrow RecordBatches or Tables was expected, got an item of type "
+        f"{type(item).__name__}"
+    )
+
+
+def in_order_of(batch: pa.RecordBatch, like: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with its columns, and the members of its structs at any depth, in the order
+    of ``like`` where they are the same names in another order; its layouts unchanged.
+
+    Column order is free: the batches of one write may bring their columns in any order,
+    and a write takes them in the order of its first batch (one set of data files).
+    """
+    schema = batch.schema
+    if schema.equals(like):
+        return batch
+    names, like_names = schema.names, like.names
+    if (
+        names != like_names
+        and len(set(names)) == len(names)
+        and sorted(names) == sorted(like_names)
+    ):
+        batch = batch.select(like_names)
+    fields, columns, changed = [], [], False
+    for f, col in zip(batch.schema, batch.columns, strict=True):
+        i = like.get_field_index(f.name)
+        target = ordered_like(f.type, like.field(i).type) if i >= 0 else f.type
+        if target != f.type:
+            col, f, changed = safe_cast(col, target), f.with_type(target), True
+        fields.append(f)
+        columns.append(col)
+    if not changed:
+        return batch
+    return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields, metadata=schema.metadata))
+
+
+def _in_one_order(schema: pa.Schema, items: Iterator[Any]) -> pa.RecordBatchReader:
+    """A reader of the batches of ``items`` (record batches or tables), each in the column
+    order of ``schema`` (:func:`in_order_of`)."""
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for item in items:
+            if isinstance(item, pa.Table):
+                parts = item.to_batches()
+            elif isinstance(item, pa.RecordBatch):
+                parts = [item]
+            else:
+                raise TypeError(_not_a_batch(item))
+            for batch in parts:
+                yield in_order_of(batch, schema)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
 
 
 def unsliced_array(arr: pa.Array) -> pa.Array:
