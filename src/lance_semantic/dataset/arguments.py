@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidExpressionError, NotSupportedYetError
+from ..read.views import has_view, to_kernel_layout
 
 __all__ = [
     "check_uri",
@@ -328,7 +329,7 @@ def check_update_value(
     casts to the column's, and a constant (an expression that does not depend on the row)
     converts, so ``'text'`` for an int column fails before any row is read."""
     target = schema.field(column).type
-    result = evaluate(empty_batch(schema))
+    result = _plain(evaluate(empty_batch(schema)), column)
     try:
         result.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -345,10 +346,21 @@ def check_update_value(
 
 def cast_update_value(column: str, sql: str, values: pa.Array, target: pa.DataType) -> pa.Array:
     """``values`` of an update expression as ``target`` (the column's type), or an
-    ``InvalidExpressionError`` naming the column and the value that does not fit."""
+    ``InvalidExpressionError`` naming the column and the value that does not fit. A view
+    the engine computed is taken in its non-view layout first (Arrow casts no view to a
+    dictionary; the view is DataFusion's layout, not a type)."""
+    values = _plain(values, column)
     try:
         return values.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise InvalidExpressionError(
             sql, f"a value does not fit column {column!r} ({target}): {str(e).splitlines()[0]}"
         ) from None
+
+
+def _plain(values: pa.Array, column: str) -> pa.Array:
+    if not has_view(values.type):
+        return values
+    out = to_kernel_layout(values, column)
+    assert isinstance(out, pa.Array)
+    return out

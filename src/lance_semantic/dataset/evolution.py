@@ -34,6 +34,7 @@ from ..errors import NotSupportedYetError
 from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Manifest, Merge, Project, preserves_nullability
 from ..read.output import output_field
+from ..read.views import has_view
 from ..schema.arrow import field_from_arrow, field_to_arrow
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import (
@@ -173,9 +174,12 @@ def _is_list_like(dt: pa.DataType) -> bool:
 def castable(source: pa.DataType, target: pa.DataType) -> bool:
     """Whether pylance 14 lets ``alter_columns`` cast ``source`` to ``target``: within one
     family only (integers, floats, temporal types, booleans, strings, binaries, decimals,
-    lists of castable items; dictionaries by their values), and only where Arrow has a
-    cast."""
+    lists of castable items; dictionaries by their values), only where Arrow has a cast,
+    and never to a view layout (``string_view``, ``binary_view``, also as a list item or a
+    dictionary's values)."""
     source, target = _unwrap(source), _unwrap(target)
+    if has_view(target):  # pylance 14 casts to no view layout, at any depth
+        return False
     t = pa.types
     if t.is_dictionary(source):
         return castable(source.value_type, target)
@@ -343,12 +347,15 @@ class _Alteration:
             # extension keys stay (the contract keeps extension metadata through evolution)
             metadata = {k: v for k, v in metadata.items() if k in _EXTENSION_KEYS}
         arrow = pa.field(dest.name, data_type, dest.nullable, metadata=metadata or None)
+        parent_path = src.path.rpartition(".")[0]  # errors name the field where it is
         check_reserved_names(
             [field_from_arrow(arrow, ids=itertools.count(), parent_id=src.parent_id)],
             allowed={n for f in src.walk() for n in extension_names(f)},
         )
         if self.flagged and src.id not in self.casts:
-            probe = field_from_arrow(arrow, ids=itertools.count(), parent_id=src.parent_id)
+            probe = field_from_arrow(
+                arrow, ids=itertools.count(), parent_id=src.parent_id, parent_path=parent_path
+            )
             probe = canonicalize_created(TableSchema((probe,)), pa.schema([arrow])).fields[0]
             if _signature(probe) == _signature(src):
                 # one semantic type: only the output encoding changes
@@ -357,7 +364,9 @@ class _Alteration:
         source_type = self._current_type(src)
         if not castable(source_type, data_type):
             raise SchemaEvolutionError(src.path, f"cannot cast from {source_type} to {data_type}")
-        new = field_from_arrow(arrow, ids=self.ids, parent_id=src.parent_id)
+        new = field_from_arrow(
+            arrow, ids=self.ids, parent_id=src.parent_id, parent_path=parent_path
+        )
         if self.flagged:
             new = canonicalize_created(TableSchema((new,)), pa.schema([arrow])).fields[0]
         self.casts[src.id] = _Cast(src, new, data_type)

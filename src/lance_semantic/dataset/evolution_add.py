@@ -39,7 +39,7 @@ from .evolution_common import (
     with_files,
     write_column_files,
 )
-from .evolution_sql import ColumnExpression, is_null_cast
+from .evolution_sql import ColumnExpression, is_null_cast, stored_type
 from .expressions import referenced_columns
 from .scan import DEFAULT_BATCH_SIZE, plan_scan, project
 from .snapshot import Snapshot
@@ -122,19 +122,23 @@ def _add_sql(snap: Snapshot, transforms: Mapping[str, str], batch_size: int | No
             raise TypeError(f"column expressions must be strings, got {type(sql).__name__}")
     needed = referenced_columns(" ".join(transforms.values()), table.names)
     plan = plan_scan(table, needed, None, flagged=snap.semantic_types)
-    # the expressions see the columns as reads return them (views included): the new
-    # columns' layouts, recorded as their output encodings, follow them
+    # the expressions see the columns as reads return them (views included); the layouts
+    # of their results that are the engine's are not kept (below)
+    # the new columns are stored in what DataFusion gives, less its own layouts (views,
+    # dictionaries it keeps where pylance's engine does not): evolution_sql.stored_type
     null_types = [is_null_cast(sql, plan.layout_schema) for sql in transforms.values()]
     if transforms and all(t is not None for t in null_types):
-        return _add_all_null(
-            snap, pa.schema([pa.field(n, t) for n, t in zip(transforms, null_types, strict=True)])
-        )
+        fields = [pa.field(n, stored_type(t)) for n, t in zip(transforms, null_types, strict=True)]
+        return _add_all_null(snap, pa.schema(fields))
     exprs = [ColumnExpression(name, sql, plan.layout_schema) for name, sql in transforms.items()]
-    out = pa.schema([e.field for e in exprs])
+    out = pa.schema([e.stored_field for e in exprs])
 
     def transform(batch: pa.RecordBatch) -> pa.RecordBatch:
-        values = pa.RecordBatch.from_arrays([e.evaluate(batch) for e in exprs], schema=out)
-        return _without_views(values)
+        values = [e.evaluate_stored(batch) for e in exprs]
+        if all(v.type == f.type for v, f in zip(values, out, strict=True)):
+            return pa.RecordBatch.from_arrays(values, schema=out)
+        # (64-bit offsets for views whose values need them: the boundary takes them)
+        return pa.RecordBatch.from_arrays(values, names=out.names)
 
     source = ColumnSource(plan.top_fields, plan.layout_schema, transform)
     return _write_and_commit(snap, out, source, batch_size)

@@ -22,9 +22,34 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InvalidExpressionError
+from ..read.views import kernel_type, to_kernel_layout
+from ..types.arrow_names import has_dictionary
 from .sql_parse import parse_expression
 
-__all__ = ["ColumnExpression", "is_null_cast"]
+__all__ = ["ColumnExpression", "is_null_cast", "stored_type"]
+
+#: DataFusion 55's string functions that keep a dictionary argument's encoding in their
+#: result (``upper(d)`` is a ``dictionary<int32, string>``, ``length(d)`` a dictionary of
+#: int32); DataFusion 54, pylance 14's engine, decodes the argument first, and so pylance
+#: stores plain values. Found by calling every scalar function on dictionary arguments.
+_DICTIONARY_KEEPING = frozenset(
+    {
+        "upper",
+        "lower",
+        "btrim",
+        "trim",
+        "ltrim",
+        "rtrim",
+        "initcap",
+        "reverse",
+        "ascii",
+        "bit_length",
+        "octet_length",
+        "character_length",
+        "char_length",
+        "length",
+    }
+)
 
 _BINARY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
@@ -212,6 +237,49 @@ class _Resolver:
         return expr
 
 
+def stored_type(dt: pa.DataType, *, dictionaries: bool = False) -> pa.DataType:
+    """The Arrow type a new column computed as ``dt`` by DataFusion is stored as: every view
+    as its non-view layout (``string``, ``binary``; at any depth), and with
+    ``dictionaries`` every dictionary as its values. Views are DataFusion's choice, never
+    the user's: pylance stores them as the plain layouts (``md5(s)``,
+    ``arrow_cast(s, 'Utf8View')`` and ``CAST(x AS VARCHAR)`` make ``string`` columns).
+
+    >>> stored_type(pa.struct([("k", pa.string_view()), ("l", pa.list_(pa.binary_view()))]))
+    StructType(struct<k: string, l: list<item: binary>>)
+    >>> stored_type(pa.dictionary(pa.int32(), pa.int32()), dictionaries=True)
+    DataType(int32)
+    """
+    if dictionaries:
+        dt = kernel_type(dt, dictionaries=True)
+    return kernel_type(dt)
+
+
+def _keeps_dictionaries(df: Any, expr: Any) -> bool:
+    """Whether ``expr`` hands a dictionary to one of :data:`_DICTIONARY_KEEPING` (a walk of
+    the expression tree, without recursion: expressions may be deep)."""
+    stack = [expr]
+    while stack:
+        node = _wrap(stack.pop())
+        kind = node.variant_name()
+        if kind in ("Column", "Literal", "ScalarVariable", "Placeholder", "Wildcard"):
+            continue
+        try:
+            operands = node.rex_call_operands()
+        except Exception:  # a node kind without operands
+            continue
+        if (
+            kind == "ScalarFunction"
+            and node.rex_call_operator() in _DICTIONARY_KEEPING
+            and operands
+            and pa.types.is_dictionary(
+                df.select(_wrap(operands[0]).alias("__t")).schema().field(0).type
+            )
+        ):
+            return True
+        stack.extend(operands)
+    return False
+
+
 def is_null_cast(sql: str, read_schema: pa.Schema) -> pa.DataType | None:
     """The type of ``CAST(NULL AS <type>)``, or None for any other expression.
 
@@ -247,6 +315,11 @@ class ColumnExpression:
             self.field: pa.Field = df.select(expr.alias(name)).schema().field(0)
         except Exception as e:  # DataFusion raises plain Exception
             raise InvalidExpressionError(sql, str(e).splitlines()[0]) from e
+        self._decode = has_dictionary(self.field.type) and _keeps_dictionaries(df, expr)
+        #: the new column as ``add_columns`` stores it (:func:`stored_type`)
+        self.stored_field: pa.Field = self.field.with_type(
+            stored_type(self.field.type, dictionaries=self._decode)
+        )
 
     def _plan(self, batch: pa.RecordBatch) -> tuple[Any, Any]:
         # an anonymous frame: a registered one would stay in the session, holding its batch,
@@ -271,3 +344,13 @@ class ColumnExpression:
             raise InvalidExpressionError(self.sql, "must give one value per row")
         arr = out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
         return arr if arr.type == self.field.type else arr.cast(self.field.type)
+
+    def evaluate_stored(self, batch: pa.RecordBatch) -> pa.Array:
+        """:meth:`evaluate` in :attr:`stored_field`'s layout (64-bit offsets where a view's
+        values need them)."""
+        arr = self.evaluate(batch)
+        if arr.type == self.stored_field.type:
+            return arr
+        out = to_kernel_layout(arr, self.name, dictionaries=self._decode)
+        assert isinstance(out, pa.Array)
+        return out

@@ -177,7 +177,7 @@ def semantic_type_of(field: Field) -> SemanticType:
         return BLOB
     if field.logical_type == "json":
         return JSON
-    return parse_any_logical_type(field.logical_type)[0]
+    return parse_any_logical_type(field.logical_type, path=field.path)[0]
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,7 @@ def _canonical_field(field: Field, arrow_field: pa.Field) -> Field:
     if not is_representation_only(st):
         return replace(field, children=children)
     metadata = dict(field.metadata)
-    layout = encoding_of_layout(st, arrow_field.type)
+    layout = encoding_of_layout(st, arrow_field.type, path=field.path)
     if layout is not None and layout != default_output_encoding(st):
         metadata[OUTPUT_ENCODING_KEY] = layout.encode()
     return replace(
