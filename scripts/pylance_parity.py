@@ -27,7 +27,9 @@ NOTES: dict[str, tuple[str, str]] = {
     "alter_columns": (
         DIFFERS,
         "rename, nullability, type (refused on an indexed column, as in pylance); on flagged "
-        "tables a change within one semantic type is a metadata-only output-encoding change",
+        "tables a change within one semantic type is a metadata-only output-encoding change "
+        "(`string_view` / `binary_view` included: recorded as `utf8_view` / `binary_view`); "
+        "legacy tables refuse every view target, at any depth, as pylance 14 does",
     ),
     "base_paths": (NOT_YET, "multi-base tables"),
     "branches": (
