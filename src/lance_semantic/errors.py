@@ -21,7 +21,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "LanceSemanticError",
@@ -168,22 +168,37 @@ be a boolean expression, but it gives int64
 
 
 class DuplicateKeyError(WriteError, ValueError):
-    """Raised when a merge_insert source holds the same key more than once.
+    """Raised when several merge_insert source rows match one target row that the merge
+    updates or deletes (which of them wins is ambiguous); nothing is committed, as in
+    pylance. ``keys`` are the key columns, ``values`` the key values of that target row and
+    ``count`` the source rows matching it. A key the source repeats is otherwise fine:
+    rows that match no target row are each inserted, and an insert-only merge ignores
+    matched rows.
 
     >>> import pyarrow as pa, lance_semantic as ls
-    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
     >>> try:
-    ...     ds.merge_insert("id").when_not_matched_insert_all().execute(pa.table({"id": [2, 2]}))
+    ...     ds.merge_insert("id").when_matched_delete().execute(pa.table({"id": [2, 2]}))
     ... except ls.DuplicateKeyError as e:
-    ...     print(e.keys, ds.version)
-    ['id'] 1
+    ...     print(e.keys, e.values, e.count, ds.version)
+    ['id'] {'id': 2} 2 1
+    >>> ds.merge_insert("id").when_not_matched_insert_all().execute(
+    ...     pa.table({"id": [2, 2, 3, 3]})).num_inserted_rows
+    2
     """
 
-    def __init__(self, keys: list[str]) -> None:
-        self.keys = keys
+    def __init__(
+        self, keys: list[str], values: Mapping[str, object] | None = None, count: int = 2
+    ) -> None:
+        self.keys = list(keys)
+        self.values = dict(values) if values is not None else {}
+        self.count = count
+        shown = ", ".join(f"{k} = {v!r}" for k, v in self.values.items())
+        row = f"the target row with key values {shown}" if shown else "one target row"
         super().__init__(
-            f"merge_insert source has duplicate values of key column(s) {', '.join(keys)}: "
-            "each key may appear at most once"
+            f"merge_insert: {count} source rows match {row} (key column(s) "
+            f"{', '.join(self.keys)}); each target row that is updated or deleted may be "
+            "matched by at most one source row; nothing was committed"
         )
 
 

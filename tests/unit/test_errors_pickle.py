@@ -37,6 +37,7 @@ INSTANCES = [
     E.NotSupportedYetError("a feature"),
     E.InvalidExpressionError("id >", "syntax"),
     E.DuplicateKeyError(["id"]),
+    E.DuplicateKeyError(["a", "b"], {"a": 1, "b": None}, count=3),
     E.ColumnNotFoundError("nope", ["id", "s"]),
     E.SchemaEvolutionError("a", "duplicate name"),
     E.MatchedRowError({"id": 4}),

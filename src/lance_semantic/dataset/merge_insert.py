@@ -21,6 +21,7 @@ from ..errors import (
 from ..manifest.model import Manifest
 from ..read.scan import ROW_OFFSET, FragmentReader
 from ..schema.compatibility import match_input_fields
+from ..schema.field import TableSchema
 from ..write.blob_values import table_blob_inputs
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
@@ -171,7 +172,8 @@ row matches an existing row with key values id = 2; nothing was committed
 
         ``data`` is anything ``write_dataset`` takes (a table, batches, a reader, ...),
         read into memory; its columns are matched by name (a subset of the table's keeps
-        the other columns of updated rows).
+        the other columns of updated rows; a merge that inserts no row may leave out
+        non-nullable columns too, as in pylance).
 
         Returns
         -------
@@ -183,11 +185,13 @@ row matches an existing row with key values id = 2; nothing was committed
             No ``when_*`` clause was chosen (the merge could change nothing; pylance refuses
             it the same way), before reading ``data``.
         DuplicateKeyError
-            The source holds a key more than once.
+            Several source rows match one target row that is updated or deleted (a key the
+            source repeats is otherwise fine: rows matching nothing are each inserted).
         MatchedRowError
             ``when_matched_fail`` and a source row matches.
         SchemaMismatchError
-            Source columns of other types than the table's.
+            Source columns of other types than the table's, or a non-nullable column
+            missing from the source of a merge that inserts rows.
 
         Examples
         --------
@@ -198,15 +202,15 @@ row matches an existing row with key values id = 2; nothing was committed
         Traceback (most recent call last):
         ...
         ValueError: merge_insert is not configured to change the data in any way: ...
-        >>> ds.merge_insert("id").when_not_matched_insert_all().execute(
-        ...     pa.table({"id": [8, 8], "s": ["x", "y"]}))  # doctest: +ELLIPSIS
+        >>> ds.merge_insert("id").when_matched_update_all().execute(
+        ...     pa.table({"id": [2, 2], "s": ["x", "y"]}))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        lance_semantic.errors.DuplicateKeyError: merge_insert source has duplicate values ...
+        lance_semantic.errors.DuplicateKeyError: merge_insert: 2 source rows match the target ...
         >>> ds.merge_insert("id").when_matched_update_all().execute(source).num_updated_rows
         1
         """
-        if not (self._matched in ("update", "delete") or self._insert or self._delete):
+        if self._matched is None and not (self._insert or self._delete):
             raise ValueError(
                 "merge_insert is not configured to change the data in any way: call "
                 "when_matched_update_all, when_matched_delete, when_not_matched_insert_all "
@@ -220,12 +224,14 @@ row matches an existing row with key values id = 2; nothing was committed
         full = _rows_plan(snap, None, None)
         out = full.read_schema
         data = table_blob_inputs(data.to_reader(), snap.semantic_schema).read_all()
-        _check_source(snap, data.schema)
+        _check_source(snap, data.schema, inserting=self._insert)
         source = _conform_source(data, out, self._on)
         n = source.num_rows
         matched_source = np.zeros(n, dtype=bool)
         keys = [_match_keys(source.column(k), k) for k in self._on]
         src_keys = pa.table([*keys, pa.array(np.arange(n))], names=[*self._on, "__src"])
+        # a key the source repeats: every source row of it matches (not only the first)
+        repeated = src_keys.group_by(self._on).aggregate([]).num_rows != n
         hits: dict[int, list[np.ndarray]] = {}
         counts = {"updated": 0, "deleted": 0, "inserted": 0}
         delete_pred = SqlExpression(self._delete_expr) if self._delete_expr else None
@@ -246,7 +252,16 @@ row matches an existing row with key values id = 2; nothing was committed
         source_key = keys[0].combine_chunks()
         needs_target = self._condition is not None or set(source_cols) != set(out.names)
 
-        single = len(self._on) == 1
+        single = len(self._on) == 1 and not repeated
+
+        def one_match_each(offsets: np.ndarray, src_idx: np.ndarray) -> None:
+            """Refuse a target row (sorted ``offsets``) that several source rows match."""
+            again = np.flatnonzero(offsets[1:] == offsets[:-1])
+            if len(again):
+                first = int(np.searchsorted(offsets, offsets[again[0]]))
+                row = source.slice(int(src_idx[first]), 1).to_pylist()[0]
+                count = int(np.count_nonzero(offsets == offsets[again[0]]))
+                raise DuplicateKeyError(list(self._on), {k: row[k] for k in self._on}, count)
 
         def lookup(batch: pa.RecordBatch) -> pa.RecordBatch:
             """Each target row's source row (null: no match); runs on the scan threads."""
@@ -266,7 +281,7 @@ row matches an existing row with key values id = 2; nothing was committed
                 names=[*self._on, ROW_OFFSET],
             )
             joined = target.join(src_keys, keys=self._on, join_type="inner")
-            joined = joined.sort_by(ROW_OFFSET)
+            joined = joined.sort_by([(ROW_OFFSET, "ascending"), ("__src", "ascending")])
             return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
 
         def new_rows() -> Iterator[tuple[pa.RecordBatch, Origin]]:
@@ -280,6 +295,7 @@ row matches an existing row with key values id = 2; nothing was committed
                     row = source.slice(int(src_idx[0]), 1).to_pylist()[0]
                     raise MatchedRowError({k: row[k] for k in self._on})
                 if self._matched == "delete" and len(offsets):
+                    one_match_each(offsets, src_idx)
                     hits.setdefault(frag.id, []).append(offsets.astype(np.uint32))
                     counts["deleted"] += len(offsets)
                 if self._matched == "update" and len(offsets):
@@ -290,13 +306,17 @@ row matches an existing row with key values id = 2; nothing was committed
                         reader = FragmentReader(
                             snap.store, schema, frag, full.top_fields, full.read_schema
                         )
-                        rows = pa.Table.from_batches(reader.take(offsets), schema=full.read_schema)
+                        unique = np.unique(offsets)  # (a repeated source key: pairs repeat)
+                        rows = pa.Table.from_batches(reader.take(unique), schema=full.read_schema)
+                        if len(unique) != len(offsets):
+                            rows = rows.take(pa.array(np.searchsorted(unique, offsets)))
                     if self._condition is not None:
                         assert rows is not None
                         keep = self._condition.mask(rows, src_rows)
                         rows, src_rows = rows.filter(keep), src_rows.filter(keep)
                         chosen = offsets[keep.to_numpy(zero_copy_only=False)]
                         src_idx = src_idx[keep.to_numpy(zero_copy_only=False)]
+                    one_match_each(chosen, src_idx)
                     if len(chosen):
                         hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
                         counts["updated"] += len(chosen)
@@ -328,6 +348,9 @@ row matches an existing row with key values id = 2; nothing was committed
                 )
 
         preserving = [f.id for f in snap.semantic_schema]
+        if self._matched == "delete" and not (self._insert or self._delete):
+            # (pylance's delete-only merge lists the top-level fields only)
+            preserving = [f.id for f in snap.semantic_schema.fields]
         manifest = _commit_update(snap, out, new_rows(), hits, preserving, rewrite=False)
         return manifest, MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
 
@@ -347,10 +370,14 @@ def _with_origins(
         start += b.num_rows
 
 
-def _check_source(snap: Snapshot, schema: pa.Schema) -> None:
+def _check_source(snap: Snapshot, schema: pa.Schema, *, inserting: bool) -> None:
     """The append rule applies to a merge source: exact Arrow types on a legacy table, an
-    accepted layout of each field's semantic type on a flagged one."""
+    accepted layout of each field's semantic type on a flagged one. A merge that inserts
+    no row may lack non-nullable columns too (its rows keep their values), as in pylance."""
     table = snap.semantic_schema
+    if not inserting:
+        given = set(schema.names)
+        table = TableSchema(tuple(f for f in table.fields if f.name in given), table.metadata)
     if snap.semantic_types:
         bind_input(table.fields, schema)
     else:
@@ -384,9 +411,6 @@ def _conform_source(source: pa.Table, out: pa.Schema, on: Sequence[str]) -> pa.T
         columns.append(col if col.type == target.type else col.cast(target.type))
         fields.append(target)
     conformed = pa.Table.from_arrays(columns, schema=pa.schema(fields))
-    keys = pa.table([_match_keys(conformed.column(k), k) for k in on], names=list(on))
-    if keys.group_by(list(on)).aggregate([]).num_rows != keys.num_rows:
-        raise DuplicateKeyError(list(on))
     return conformed
 
 
