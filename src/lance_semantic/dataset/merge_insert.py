@@ -20,6 +20,7 @@ from ..errors import (
 )
 from ..manifest.model import Manifest
 from ..read.scan import ROW_OFFSET, FragmentReader
+from ..schema.blob import is_blob
 from ..schema.compatibility import match_input_fields
 from ..schema.field import TableSchema
 from ..write.blob_values import table_blob_inputs
@@ -225,7 +226,7 @@ row matches an existing row with key values id = 2; nothing was committed
         out = full.read_schema
         data = table_blob_inputs(data.to_reader(), snap.semantic_schema).read_all()
         _check_source(snap, data.schema, inserting=self._insert)
-        source = _conform_source(data, out, self._on)
+        source = _conform_source(data, out, snap.semantic_schema, self._on)
         n = source.num_rows
         matched_source = np.zeros(n, dtype=bool)
         keys = [_match_keys(source.column(k), k) for k in self._on]
@@ -250,7 +251,11 @@ row matches an existing row with key values id = 2; nothing was committed
             ]
         schema = snap.semantic_schema
         source_key = keys[0].combine_chunks()
-        needs_target = self._condition is not None or set(source_cols) != set(out.names)
+        needs_target = (  # a condition, or a source lacking columns or struct members
+            self._condition is not None
+            or set(source_cols) != set(out.names)
+            or any(source.schema.field(c).type != out.field(c).type for c in source_cols)
+        )
 
         single = len(self._on) == 1 and not repeated
 
@@ -302,7 +307,7 @@ row matches an existing row with key values id = 2; nothing was committed
                     src_rows = source.take(pa.array(src_idx))
                     chosen = offsets
                     rows = None
-                    if needs_target:  # a condition or a partial-column source
+                    if needs_target:
                         reader = FragmentReader(
                             snap.store, schema, frag, full.top_fields, full.read_schema
                         )
@@ -373,20 +378,23 @@ def _with_origins(
 def _check_source(snap: Snapshot, schema: pa.Schema, *, inserting: bool) -> None:
     """The append rule applies to a merge source: exact Arrow types on a legacy table, an
     accepted layout of each field's semantic type on a flagged one. A merge that inserts
-    no row may lack non-nullable columns too (its rows keep their values), as in pylance."""
+    no row may lack non-nullable columns and struct members too (its rows keep their
+    values), as in pylance."""
     table = snap.semantic_schema
-    if not inserting:
-        given = set(schema.names)
-        table = TableSchema(tuple(f for f in table.fields if f.name in given), table.metadata)
     if snap.semantic_types:
-        bind_input(table.fields, schema)
+        bind_input(table.fields, schema, allow_missing_members=not inserting)
     else:
-        match_input_fields(table, schema, allow_missing_nullable=True)
+        match_input_fields(
+            table, schema, allow_missing_nullable=True, allow_missing_members=not inserting
+        )
 
 
-def _conform_source(source: pa.Table, out: pa.Schema, on: Sequence[str]) -> pa.Table:
+def _conform_source(
+    source: pa.Table, out: pa.Schema, table: TableSchema, on: Sequence[str]
+) -> pa.Table:
     """The (checked) source with every column in the table's read layout: a change of
-    layout within one semantic type, values unchanged."""
+    layout within one semantic type, values unchanged. A struct keeps only the members the
+    source gives (:func:`_given_members`)."""
     for key in on:
         if key not in source.column_names:
             raise SchemaMismatchError(
@@ -407,6 +415,8 @@ def _conform_source(source: pa.Table, out: pa.Schema, on: Sequence[str]) -> pa.T
         if name not in out.names:
             raise SchemaMismatchError(name, "<absent>", str(source.schema.field(name).type))
         target = out.field(name)
+        if not is_blob(table.field(name)):
+            target = target.with_type(_given_members(target.type, source.schema.field(name).type))
         col = source.column(name)
         columns.append(col if col.type == target.type else col.cast(target.type))
         fields.append(target)
@@ -418,19 +428,66 @@ def _overlay(
     target: pa.RecordBatch, source: pa.Table, source_cols: Sequence[str], out: pa.Schema
 ) -> pa.RecordBatch:
     """Target rows with the source's columns put over them (a partial-column source keeps
-    the other columns' target values)."""
+    the other columns' target values, a struct lacking members :func:`_merge_struct`)."""
     chosen = set(source_cols)
-    columns = [
-        source.column(f.name).combine_chunks() if f.name in chosen else target.column(f.name)
-        for f in out
-    ]
+    columns = []
+    for f in out:
+        if f.name not in chosen:
+            columns.append(target.column(f.name))
+            continue
+        given = source.column(f.name).combine_chunks()
+        same = given.type == f.type
+        columns.append(given if same else _merge_struct(target.column(f.name), given, f.type))
     return pa.RecordBatch.from_arrays(columns, schema=out)
 
 
 def _fill(batch: pa.RecordBatch, out: pa.Schema) -> pa.RecordBatch:
-    """A source batch with the table's columns (missing ones null) in the table's order."""
+    """A source batch with the table's columns (missing ones, and members missing from its
+    structs, null) in the table's order."""
     names = set(batch.schema.names)
-    columns = [
-        batch.column(f.name) if f.name in names else pa.nulls(batch.num_rows, f.type) for f in out
-    ]
+    columns = []
+    for f in out:
+        if f.name not in names:
+            columns.append(pa.nulls(batch.num_rows, f.type))
+            continue
+        col = batch.column(f.name)
+        columns.append(col if col.type == f.type else col.cast(f.type))
     return pa.RecordBatch.from_arrays(columns, schema=out)
+
+
+def _plain_struct(dt: pa.DataType) -> bool:
+    return pa.types.is_struct(dt) and not isinstance(dt, pa.BaseExtensionType)
+
+
+def _given_members(out: pa.DataType, given: pa.DataType) -> pa.DataType:
+    """``out`` with, along struct members (not inside lists or maps, whose elements are
+    replaced whole), only the members ``given`` has, in ``out``'s order."""
+    if not (_plain_struct(out) and _plain_struct(given)):
+        return out
+    theirs = {given.field(i).name: given.field(i).type for i in range(given.num_fields)}
+    members = [out.field(i) for i in range(out.num_fields)]
+    return pa.struct(
+        [m.with_type(_given_members(m.type, theirs[m.name])) for m in members if m.name in theirs]
+    )
+
+
+def _merge_struct(target: pa.Array, given: pa.Array, out: pa.DataType) -> pa.Array:
+    """A struct column of updated rows from a source that lacks some of its members, as
+    pylance 14 merges them: a member the source gives takes the source's value (null under
+    a null source struct), a missing one keeps the target's, and a row's struct is null only
+    where both are; the same rule applies again in a member that lacks members."""
+    valid = pc.or_(target.is_valid(), given.is_valid())
+    kept = target.flatten()
+    theirs = {given.type.field(i).name: a for i, a in enumerate(given.flatten())}
+    members, children = [], []
+    for i in range(out.num_fields):
+        m = out.field(i)
+        members.append(m)
+        value = theirs.get(m.name)
+        if value is None:
+            children.append(kept[i])
+        elif value.type == m.type:
+            children.append(value)
+        else:
+            children.append(_merge_struct(kept[i], value, m.type))
+    return pa.StructArray.from_arrays(children, fields=members, mask=pc.invert(valid))

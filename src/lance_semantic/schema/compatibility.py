@@ -17,7 +17,10 @@ pylance 14.0.2, measured by experiment:
   as the data has no nulls, which the writer must check (pylance fails at write time);
 * an extra field is a mismatch; a missing field is a mismatch too unless
   ``allow_missing_nullable=True`` (pylance's behaviour: a missing *nullable* field, at any
-  depth, is allowed and reads as null; a missing non-nullable one is an error).
+  depth, is allowed and reads as null; a missing non-nullable one is an error);
+  ``allow_missing_members=True`` lets any column or struct member (not inside a list or map)
+  be missing: pylance's rule for a merge_insert that inserts no row, whose updated rows keep
+  the values the source lacks.
 """
 
 from __future__ import annotations
@@ -77,7 +80,10 @@ def _compare(table_field: Field, input_field: Field) -> None:
 
 
 def _match(
-    table_fields: Sequence[Field], input_fields: Sequence[Field], allow_missing: bool
+    table_fields: Sequence[Field],
+    input_fields: Sequence[Field],
+    allow_missing: bool,
+    allow_members: bool = False,
 ) -> tuple[Field, ...]:
     by_name = {f.name: f for f in table_fields}
     matched: list[Field] = []
@@ -95,12 +101,15 @@ def _match(
                 raise SchemaMismatchError(
                     table_field.path, _type_text(table_field), _type_text(inp)
                 )
-            kids = _match(table_field.children, inp.children, allow_missing)
+            members = allow_members and table_field.logical_type == "struct"
+            kids = _match(table_field.children, inp.children, allow_missing, members)
             table_field = replace(table_field, children=kids)
         matched.append(table_field)
     present = {f.name for f in input_fields}
     for table_field in table_fields:
-        if table_field.name not in present and not (allow_missing and table_field.nullable):
+        if allow_members or table_field.name in present:
+            continue
+        if not (allow_missing and table_field.nullable):
             raise SchemaMismatchError(
                 table_field.path, _type_text(table_field), ABSENT, "field missing from input"
             )
@@ -108,13 +117,19 @@ def _match(
 
 
 def match_input_fields(
-    table: TableSchema, input_schema: pa.Schema, *, allow_missing_nullable: bool = False
+    table: TableSchema,
+    input_schema: pa.Schema,
+    *,
+    allow_missing_nullable: bool = False,
+    allow_missing_members: bool = False,
 ) -> tuple[Field, ...]:
     """Check ``input_schema`` against ``table`` and return the table's fields in input shape.
 
     The result holds the table's :class:`Field` objects (with the table's ids), ordered like
     the input's columns and struct members and limited to the fields the input carries, so
     ``data_file_field_ids(result, version)`` gives the ``DataFile.fields`` pylance writes.
+    ``allow_missing_members``: any top-level column or struct member (not inside a list or
+    map) may be missing, nullable or not (a merge that only updates rows keeps them).
 
     Raises
     ------
@@ -124,7 +139,7 @@ def match_input_fields(
         If the input schema itself has no Lance representation.
     """
     incoming = schema_from_arrow(input_schema)
-    return _match(table.fields, incoming.fields, allow_missing_nullable)
+    return _match(table.fields, incoming.fields, allow_missing_nullable, allow_missing_members)
 
 
 def check_appendable_legacy(

@@ -76,7 +76,7 @@ def _bind_blob(tf: Field, af: pa.Field, path: str) -> Field:
     return tf
 
 
-def _bind(tf: Field, af: pa.Field, path: str) -> Field:
+def _bind(tf: Field, af: pa.Field, path: str, members_optional: bool = False) -> Field:
     dt = af.type
     if is_blob(tf):
         return _bind_blob(tf, af, path)
@@ -106,8 +106,9 @@ def _bind(tf: Field, af: pa.Field, path: str) -> Field:
             target = by_name.get(child.name)
             if target is None:
                 raise SchemaMismatchError(f"{path}.{child.name}", "<absent>", str(child.type))
-            bound.append(_bind(target, child, f"{path}.{child.name}"))
-        _check_missing(tf.children, {c.name for c in kids}, path)
+            bound.append(_bind(target, child, f"{path}.{child.name}", members_optional))
+        if not members_optional:
+            _check_missing(tf.children, {c.name for c in kids}, path)
         return replace(tf, children=tuple(bound))
     if st is MAP:
         entries = tf.children[0]
@@ -137,10 +138,14 @@ def _check_missing(children: Sequence[Field], present: set[str], path: str) -> N
             )
 
 
-def bind_input(table_fields: Sequence[Field], input_schema: pa.Schema) -> tuple[Field, ...]:
+def bind_input(
+    table_fields: Sequence[Field], input_schema: pa.Schema, *, allow_missing_members: bool = False
+) -> tuple[Field, ...]:
     """The table's fields in the input's shape, after checking every input layout.
 
-    Columns may come in any order; missing nullable columns read as null.
+    Columns may come in any order; missing nullable columns read as null. With
+    ``allow_missing_members`` any column or struct member (not inside a list or map) may be
+    missing, nullable or not (a merge that only updates rows keeps them).
 
     Raises
     ------
@@ -157,8 +162,9 @@ def bind_input(table_fields: Sequence[Field], input_schema: pa.Schema) -> tuple[
         tf = by_name.get(af.name)
         if tf is None:
             raise SchemaMismatchError(af.name, "<absent>", str(af.type), "no such column")
-        bound.append(_bind(tf, af, af.name))
-    _check_missing(table_fields, set(input_schema.names), "")
+        bound.append(_bind(tf, af, af.name, allow_missing_members))
+    if not allow_missing_members:
+        _check_missing(table_fields, set(input_schema.names), "")
     return tuple(bound)
 
 
