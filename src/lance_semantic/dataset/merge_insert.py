@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from ..errors import (
     DuplicateKeyError,
+    InvalidJsonError,
     MatchedRowError,
     SchemaMismatchError,
 )
@@ -26,11 +27,13 @@ from ..schema.field import TableSchema
 from ..write.blob_values import table_blob_inputs
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
+from ..write.json_values import has_json
 from .arguments import (
     check_boolean_result,
     check_optional_str,
 )
 from .expressions import MatchCondition, SqlExpression, referenced_columns
+from .json_inputs import conform_json, on_rows, plain_json
 from .mutation_scan import BATCH as _BATCH
 from .mutation_scan import rows_plan as _rows_plan
 from .mutation_scan import scan as _scan
@@ -226,7 +229,7 @@ row matches an existing row with key values id = 2; nothing was committed
         out = full.read_schema
         data = table_blob_inputs(data.to_reader(), snap.semantic_schema).read_all()
         _check_source(snap, data.schema, inserting=self._insert)
-        source = _conform_source(data, out, snap.semantic_schema, self._on)
+        source, targets = _conform_source(data, out, snap.semantic_schema, self._on)
         n = source.num_rows
         matched_source = np.zeros(n, dtype=bool)
         keys = [_match_keys(source.column(k), k) for k in self._on]
@@ -254,8 +257,23 @@ row matches an existing row with key values id = 2; nothing was committed
         needs_target = (  # a condition, or a source lacking columns or struct members
             self._condition is not None
             or set(source_cols) != set(out.names)
-            or any(source.schema.field(c).type != out.field(c).type for c in source_cols)
+            or any(targets[c] != out.field(c).type for c in source_cols)
         )
+        json_fields = {c: schema.field(c) for c in source_cols if has_json(schema.field(c))}
+
+        def written(rows: pa.Table, idx: np.ndarray) -> pa.Table:
+            """Source rows about to be written (``idx``: their source rows), their json values
+            in the table's read layout (read by their own type)."""
+            for name, field in json_fields.items():
+                if rows.schema.field(name).type == targets[name]:
+                    continue
+                i = rows.schema.get_field_index(name)
+                try:
+                    col = conform_json(rows.column(name).combine_chunks(), field, targets[name])
+                except InvalidJsonError as e:
+                    raise on_rows(e, idx) from None
+                rows = rows.set_column(i, rows.schema.field(name).with_type(col.type), col)
+            return rows
 
         single = len(self._on) == 1 and not repeated
 
@@ -322,6 +340,7 @@ row matches an existing row with key values id = 2; nothing was committed
                         chosen = offsets[keep.to_numpy(zero_copy_only=False)]
                         src_idx = src_idx[keep.to_numpy(zero_copy_only=False)]
                     one_match_each(chosen, src_idx)
+                    src_rows = written(src_rows, src_idx)
                     if len(chosen):
                         hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
                         counts["updated"] += len(chosen)
@@ -345,12 +364,12 @@ row matches an existing row with key values id = 2; nothing was committed
                         )
                         counts["deleted"] += int(unmatched.sum())
             if self._insert:
-                fresh = source.filter(pa.array(~matched_source))
-                counts["inserted"] = fresh.num_rows
-                yield from _with_origins(
-                    (_fill(b, out) for b in fresh.to_batches(max_chunksize=_BATCH)),
-                    np.flatnonzero(~matched_source),
-                )
+                fresh = np.flatnonzero(~matched_source)
+                counts["inserted"] = len(fresh)
+                for start in range(0, len(fresh), _BATCH):
+                    idx = fresh[start : start + _BATCH]
+                    part = written(source.take(pa.array(idx)), idx).combine_chunks()
+                    yield from _with_origins((_fill(b, out) for b in part.to_batches()), idx)
 
         preserving = [f.id for f in snap.semantic_schema]
         if self._matched == "delete" and not (self._insert or self._delete):
@@ -391,10 +410,12 @@ def _check_source(snap: Snapshot, schema: pa.Schema, *, inserting: bool) -> None
 
 def _conform_source(
     source: pa.Table, out: pa.Schema, table: TableSchema, on: Sequence[str]
-) -> pa.Table:
+) -> tuple[pa.Table, dict[str, pa.DataType]]:
     """The (checked) source with every column in the table's read layout: a change of
     layout within one semantic type, values unchanged. A struct keeps only the members the
-    source gives (:func:`_given_members`)."""
+    source gives (:func:`_given_members`). A column holding json stays as given: its rows
+    are converted when written (only those; invalid JSON elsewhere is no error, as in
+    pylance). Also returns each column's layout in the rows written."""
     for key in on:
         if key not in source.column_names:
             raise SchemaMismatchError(
@@ -410,7 +431,7 @@ def _conform_source(
                 str(source.schema.field(key).type),
                 "merge key is not a column of the table",
             )
-    columns, fields = [], []
+    columns, fields, targets = [], [], {}
     for name in source.column_names:
         if name not in out.names:
             raise SchemaMismatchError(name, "<absent>", str(source.schema.field(name).type))
@@ -418,10 +439,15 @@ def _conform_source(
         if not is_blob(table.field(name)):
             target = target.with_type(_given_members(target.type, source.schema.field(name).type))
         col = source.column(name)
+        targets[name] = target.type
+        if has_json(table.field(name)):
+            col = plain_json(col)
+            columns.append(col)
+            fields.append(source.schema.field(name).with_type(col.type))
+            continue
         columns.append(col if col.type == target.type else col.cast(target.type))
         fields.append(target)
-    conformed = pa.Table.from_arrays(columns, schema=pa.schema(fields))
-    return conformed
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields)), targets
 
 
 def _overlay(

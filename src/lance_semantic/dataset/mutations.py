@@ -25,13 +25,16 @@ from ..manifest.model import Delete, DeletionFile, Fragment, Manifest, Update
 from ..read.deletions import deleted_rows
 from ..read.scan import ROW_OFFSET, FragmentReader
 from ..read.views import to_kernel_layout
+from ..schema.field import Field
 from ..storage.deletions import write_deleted_rows
 from ..storage.uncommitted import UncommittedFiles
+from ..write.json_values import has_json
 from .arguments import (
     cast_update_value,
     check_update_value,
 )
 from .expressions import SqlExpression
+from .json_inputs import conform_json
 from .mutation_scan import matching_rows
 from .mutation_scan import rows_plan as _rows_plan
 from .mutation_scan import scan as _scan
@@ -298,18 +301,42 @@ def _update(
             count += batch.num_rows
             rows = _without_offsets(batch)
             columns = []
+            origin = _table_rows(snap, frag, offsets)
             for f in out:
                 if f.name in exprs:
                     expr = exprs[f.name]
-                    columns.append(cast_update_value(f.name, expr.sql, expr.evaluate(rows), f.type))
+                    value = expr.evaluate(rows)
+                    field = table.field(f.name)
+                    columns.append(
+                        _json_value(value, field, f.type, origin)
+                        if has_json(field) and _json_input(value.type)
+                        else cast_update_value(f.name, expr.sql, value, f.type)
+                    )
                 else:
                     columns.append(rows.column(f.name))
-            origin = _table_rows(snap, frag, offsets)
             yield pa.RecordBatch.from_arrays(columns, schema=out), origin
 
     preserving = [f.id for n in updates for f in table.field(n).walk()]
     manifest = _commit_update(snap, out, new_rows(), hits, preserving, rewrite=True)
     return manifest, UpdateResult(count)
+
+
+def _json_input(dt: pa.DataType) -> bool:
+    """Whether an update value of type ``dt`` is read as json input (text, JSONB, or
+    nested values holding them), not cast."""
+    if isinstance(dt, pa.BaseExtensionType):
+        dt = dt.storage_type
+    return not (pa.types.is_primitive(dt) or pa.types.is_null(dt))
+
+
+def _json_value(value: pa.Array, field: Field, target: pa.DataType, origin: Origin) -> pa.Array:
+    """An update value for a column holding json, read by its own type (SQL gives json as
+    text) into the rows' layout; invalid JSON names the table row."""
+    try:
+        return conform_json(value, field, target)
+    except InvalidJsonError as e:
+        e.at_offset(origin(e.row) - e.row)
+        raise
 
 
 def _table_rows(snap: Snapshot, frag: Fragment, offsets: np.ndarray) -> Origin:
