@@ -206,9 +206,9 @@ class FragmentReader:
                     found.append(arr if retag is None else retag_array(arr, retag))
             # a struct's members may be spread over several data files
             arr = merge_parts(found) if found else None
-            if arr is None:
-                arrays.append(pa.nulls(num_rows, out.type))
-                converters.append(resolve_converter(out.type, out.type, f.path))
+            if arr is None:  # no data file of the fragment holds it: nulls, made last
+                arrays.append(pa.nulls(num_rows))
+                converters.append(_nulls_of(out.type))
             else:
                 arrays.append(arr)
                 converters.append(resolve_converter(arr.type, out.type, f.path))
@@ -570,6 +570,17 @@ class _Raw:
     arrays: list[pa.Array]
     converters: list[Converter]
     num_rows: int
+
+
+def _nulls_of(target: pa.DataType) -> Converter:
+    """The converter of a field no data file of a fragment holds: read as Arrow's null type
+    (which every filter and take kernel takes, where views and extensions over them have
+    none), it becomes nulls of its output type once the rows are chosen."""
+
+    def convert(arr: pa.Array) -> pa.Array:
+        return pa.nulls(len(arr), target)
+
+    return convert
 
 
 def empty_rows(n: int) -> pa.RecordBatch:
