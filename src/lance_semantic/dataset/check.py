@@ -307,6 +307,8 @@ def _data_file_problems(
         if is_blob(table_field):  # its data-file column holds descriptors
             yield from _blob_problems(store, df, table_field, frag)
             continue
+        if any(is_blob_v2(f) for f in table_field.walk()):  # a struct with a blob v2
+            continue  # member: the file lists it as pylance's descriptor, not a layout
         arrow = schema.field(column)
         retag = plan.retag.get(field_id)
         if retag is not None:

@@ -51,7 +51,7 @@ from ..read.plan import Retag, merge_parts, plan_data_file, retag_array
 from ..schema.arrow import physical_field
 from ..schema.blob import is_blob, is_blob_v2, value_field
 from ..schema.field import TableSchema
-from ..storage.datafile import DataFileReader
+from ..storage.datafile import DataFileReader, unprojectable_columns
 from ..storage.object_store import ObjectStore
 from ..storage.uncommitted import UncommittedFiles
 from ..types.blob_layouts import V2_LOGICAL_TYPE
@@ -129,7 +129,8 @@ class _Source:
                 for fid, name in plan.columns.items()
                 if is_blob_v2(table.field_by_id(fid))
             }
-            if blobs:
+            late = unprojectable_columns(reader.schema)  # (after a blob v2 column)
+            if blobs or any(name in late for name in plan.columns.values()):
                 assert isinstance(reader, DataFileReader)
                 reader = BlobAwareReader(store, reader, df, blobs, frozenset(blobs))
             for fid, name in plan.columns.items():

@@ -309,7 +309,8 @@ def _merge_lists(parts: list[pa.Array]) -> pa.Array:
 def plan_data_file(
     table: TableSchema, data_file: DataFile, file_schema: pa.Schema, *, where: str = ""
 ) -> FilePlan:
-    """Which file column holds which table field. ``where`` names the file in errors.
+    """Which file column holds which table field; ``file_schema`` is the file's columns (as
+    ``storage.datafile.data_file_columns`` gives them). ``where`` names the file in errors.
 
     Raises
     ------
@@ -331,8 +332,7 @@ def plan_data_file(
                     if retag is not None:
                         retags[top.id] = retag
                 break
-    # (pylance's file reader lists a blob v2 descriptor's members as top-level columns)
-    if walk.pos != len(data_file.fields) and not any(_is_blob_v2(f) for f in file_schema):
+    if walk.pos != len(data_file.fields):
         raise CorruptTableError(
             where or data_file.path,
             f"its {len(file_schema)} columns take {walk.pos} field ids, the manifest lists "

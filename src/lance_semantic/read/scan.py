@@ -19,7 +19,7 @@ from ..manifest.model import Fragment
 from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
 from ..schema.field import Field, TableSchema
 from ..storage import datafile
-from ..storage.datafile import DataFileReader, opened_file
+from ..storage.datafile import DataFileReader, opened_file, unprojectable_columns
 from ..storage.object_store import ObjectStore
 from ..types.arrow_names import has_dictionary
 from . import convert
@@ -124,7 +124,8 @@ class FragmentReader:
             if not planned.cols:
                 continue
             reader: _Reader = file
-            if planned.blob:  # descriptors, read through pylance's table reader
+            if planned.shadowed:  # descriptors, and the columns after a blob v2 column, read
+                # through pylance's table reader
                 reader = BlobAwareReader(self.store, file, df, planned.blob, planned.values)
             only = planned if not opened else None
             opened.append((reader, planned.plan, planned.cols))
@@ -135,10 +136,12 @@ class FragmentReader:
         plan = plan_data_file(self._table, df, file.schema, where=file.path)
         cols = [plan.columns[f.id] for f in self.fields if f.id in plan.columns]
         blob, values = self._blob_columns(plan)
+        late = unprojectable_columns(file.schema)
+        shadowed = bool(blob) or any(c in late for c in cols)
         # whether the rows of fragments read with this plan can be joined before assembly
-        # (see ``read_together``): no blob columns, no dictionaries (reads return each
-        # fragment's dictionaries as stored)
-        joinable = not blob and not any(has_dictionary(t) for t in self.out_schema.types)
+        # (see ``read_together``): all read by the file reader, no dictionaries (reads
+        # return each fragment's dictionaries as stored)
+        joinable = not shadowed and not any(has_dictionary(t) for t in self.out_schema.types)
         joinable = joinable and not any(has_dictionary(file.schema.field(c).type) for c in cols)
         # and whether its batches are already the output's: the output's names and layouts
         # (legacy tables, flagged ones read in their stored layouts)
@@ -149,7 +152,7 @@ class FragmentReader:
             and not plan.retag
             and all(file.schema.field(c).type == t for c, t in zip(cols, out.types, strict=True))
         )
-        return _Planned(file.schema, plan, cols, blob, values, joinable, passthrough)
+        return _Planned(file.schema, plan, cols, blob, values, shadowed, joinable, passthrough)
 
     def _blob_columns(self, plan: FilePlan) -> tuple[dict[str, Field], frozenset[str]]:
         """The file columns of ``plan`` that hold blob fields read through shadows, and those
@@ -530,6 +533,8 @@ class _Planned:
     cols: list[str]
     blob: dict[str, Field]
     values: frozenset[str]
+    #: some columns are read through pylance's table reader (:class:`BlobAwareReader`)
+    shadowed: bool
     #: fragments read with this plan alone can be joined before assembly
     joinable: bool
     #: the columns read are the output's as they are (names and layouts)
