@@ -27,6 +27,7 @@ __all__ = [
     "OFFSET_LIMIT",
     "Converter",
     "identity",
+    "nulls_of",
     "resolve_converter",
     "convert_batch",
     "DoesNotFit",
@@ -226,6 +227,17 @@ def _to_map(path: str, source: pa.MapType, target: pa.MapType) -> Converter:
 def identity(arr: pa.Array) -> pa.Array:
     """The converter between equal layouts."""
     return arr
+
+
+def nulls_of(target: pa.DataType) -> Converter:
+    """The converter of a field no data file of a fragment holds: read as Arrow's null type
+    (which every filter and take kernel takes, where views and extensions over them have
+    none), it becomes nulls of its output type once the rows are chosen."""
+
+    def convert(arr: pa.Array) -> pa.Array:
+        return pa.nulls(len(arr), target)
+
+    return convert
 
 
 def resolve_converter(source: pa.DataType, target: pa.DataType, path: str) -> Converter:

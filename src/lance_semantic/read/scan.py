@@ -24,7 +24,7 @@ from ..storage.object_store import ObjectStore
 from ..types.arrow_names import has_dictionary
 from . import convert
 from .blob_descriptors import BlobAwareReader
-from .convert import Converter, convert_batch, identity, resolve_converter
+from .convert import Converter, convert_batch, identity, nulls_of, resolve_converter
 from .deletions import deleted_rows
 from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 
@@ -211,7 +211,7 @@ class FragmentReader:
             arr = merge_parts(found) if found else None
             if arr is None:  # no data file of the fragment holds it: nulls, made last
                 arrays.append(pa.nulls(num_rows))
-                converters.append(_nulls_of(out.type))
+                converters.append(nulls_of(out.type))
             else:
                 arrays.append(arr)
                 converters.append(resolve_converter(arr.type, out.type, f.path))
@@ -575,17 +575,6 @@ class _Raw:
     arrays: list[pa.Array]
     converters: list[Converter]
     num_rows: int
-
-
-def _nulls_of(target: pa.DataType) -> Converter:
-    """The converter of a field no data file of a fragment holds: read as Arrow's null type
-    (which every filter and take kernel takes, where views and extensions over them have
-    none), it becomes nulls of its output type once the rows are chosen."""
-
-    def convert(arr: pa.Array) -> pa.Array:
-        return pa.nulls(len(arr), target)
-
-    return convert
 
 
 def empty_rows(n: int) -> pa.RecordBatch:
