@@ -120,7 +120,8 @@ def _add_sql(snap: Snapshot, transforms: Mapping[str, str], batch_size: int | No
             raise TypeError(f"column names must be strings, got {type(name).__name__}")
         if not isinstance(sql, str):
             raise TypeError(f"column expressions must be strings, got {type(sql).__name__}")
-    needed = referenced_columns(" ".join(transforms.values()), table.names)
+    used = {c for sql in transforms.values() for c in referenced_columns(sql, table.names)}
+    needed = [c for c in table.names if c in used]
     plan = plan_scan(table, needed, None, flagged=snap.semantic_types)
     # the expressions see the columns as reads return them (views included); the layouts
     # of their results that are the engine's are not kept (below)

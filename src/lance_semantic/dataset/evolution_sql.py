@@ -14,6 +14,7 @@ nullability; :class:`ColumnExpression` evaluates one expression batch by batch.
 
 from __future__ import annotations
 
+import decimal
 import math
 import operator
 from collections.abc import Callable
@@ -102,9 +103,10 @@ def _coerce_scalar(value: pa.Scalar, target: pa.DataType) -> pa.Scalar | None:
         if pa.types.is_floating(target) and not pa.types.is_float16(target):
             return pa.scalar(float(v), target)
         if pa.types.is_decimal(target) and dt == pa.int64():
+            # by value: Arrow's cast asks the precision of every int64 (19 digits + scale)
             try:
-                return value.cast(target)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return pa.scalar(decimal.Decimal(v), target)
+            except (pa.ArrowInvalid, OverflowError, decimal.InvalidOperation):
                 return None
         return None
     if pa.types.is_floating(dt):

@@ -15,20 +15,20 @@ import pyarrow as pa
 from ..errors import InvalidExpressionError
 from .filter_kernels import Kernel, compile_filter
 from .filter_literals import check_filter_literals
+from .sql_dialect import referenced_names
 from .sql_parse import parse_expression
 
 __all__ = ["SqlExpression", "MatchCondition", "referenced_columns"]
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_IDENT = re.compile(r"'(?:[^']|'')*'|\"([^\"]+)\"|`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def referenced_columns(sql: str, names: Iterable[str]) -> list[str]:
-    """The names among ``names`` that ``sql`` mentions (string literals skipped); a
-    superset is harmless, it only reads more columns."""
+    """The names among ``names`` that ``sql`` mentions, by Lance's rules (any case, in
+    backticks; string literals skipped); a superset is harmless, it only reads more
+    columns."""
     names = list(names)
-    wanted = set(names)
-    found = {n for m in _IDENT.finditer(sql) for n in m.groups() if n in wanted}
+    found = referenced_names(sql, names)
     # a name the identifier pattern cannot match (non-ASCII letters, spaces...): by its text
     found |= {n for n in names if not _PLAIN.fullmatch(n) and n in sql}
     return [n for n in names if n in found]

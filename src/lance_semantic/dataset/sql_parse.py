@@ -5,7 +5,8 @@ conditions, ``add_columns`` SQL, SQL projections) goes through :func:`parse_expr
 which hands the text to DataFusion's *expression* parser (``DataFrame.parse_sql_expr``) and
 never splices it into SQL text. That parser accepts exactly one expression: trailing
 ``UNION SELECT ...``, ``; DROP ...`` or a ``)`` closing a wrapper are syntax errors. Subqueries
-are refused as pylance refuses them.
+are refused as pylance refuses them. The text is first re-spelled from Lance's dialect into
+DataFusion's (``sql_dialect``: column names in any case, backticks, double-quoted strings).
 
 DataFusion recurses once per level of an expression tree and a left-deep chain of ~9,000
 ``OR`` terms overflows an 8 MiB stack (a segfault, not an exception), and its planner is
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidExpressionError
+from .sql_dialect import to_datafusion
 
 __all__ = ["parse_expression", "MAX_TERMS", "MAX_DEPTH", "CHUNK"]
 
@@ -131,10 +133,13 @@ def _depth(tokens: list[_Token], lo: int, hi: int) -> int:
 
 
 class _Parser:
-    def __init__(self, df: Any, sql: str) -> None:
+    def __init__(self, df: Any, sql: str, text: str) -> None:
+        """``sql`` as the caller wrote it (named in errors), ``text`` as DataFusion reads
+        it (``sql_dialect.to_datafusion``)."""
         self.df = df
         self.sql = sql
-        self.tokens = _lex(sql)
+        self.text = text
+        self.tokens = _lex(text)
         self._close: dict[int, int] = {}
         opened: list[int] = []
         for i, t in enumerate(self.tokens):
@@ -152,7 +157,7 @@ class _Parser:
     def _leaf(self, lo: int, hi: int) -> Any:
         if hi <= lo:
             raise InvalidExpressionError(self.sql, "an AND / OR operand is missing")
-        text = self.sql if (lo, hi) == (0, len(self.tokens)) else self._text(lo, hi)
+        text = self.text if (lo, hi) == (0, len(self.tokens)) else self._text(lo, hi)
         if _depth(self.tokens, lo, hi) > MAX_DEPTH:
             raise InvalidExpressionError(
                 self.sql[:200], f"nested more than {MAX_DEPTH:,} levels deep"
@@ -167,7 +172,7 @@ class _Parser:
         return expr
 
     def _text(self, lo: int, hi: int) -> str:
-        return self.sql[self.tokens[lo].start : self.tokens[hi - 1].end]
+        return self.text[self.tokens[lo].start : self.tokens[hi - 1].end]
 
     def build(self, lo: int, hi: int) -> Any:
         if hi <= lo or self._weight(lo, hi) < CHUNK:
@@ -220,7 +225,7 @@ def parse_expression(df: Any, sql: str) -> Any:
     """
     if not isinstance(sql, str):
         raise InvalidExpressionError(repr(sql), "an SQL expression must be a string")
-    parser = _Parser(df, sql)
+    parser = _Parser(df, sql, to_datafusion(sql, df.schema().names))
     if not parser.tokens:
         raise InvalidExpressionError(sql, "empty expression")
     return parser.build(0, len(parser.tokens))

@@ -29,7 +29,8 @@ def test_invalid_expression_names_the_expression() -> None:
 
 def test_referenced_columns_skips_string_literals() -> None:
     assert referenced_columns("a > 1 AND b = 'c d'", ["a", "b", "c", "d"]) == ["a", "b"]
-    assert referenced_columns('"c" IS NULL', ["a", "c"]) == ["c"]
+    assert referenced_columns('"c" IS NULL', ["a", "c"]) == []  # a string literal
+    assert referenced_columns("`c` IS NULL AND A > 1", ["a", "c"]) == ["a", "c"]
 
 
 def test_match_condition_sees_target_and_source_columns() -> None:
