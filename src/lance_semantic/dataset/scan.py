@@ -202,16 +202,50 @@ def _path_of(table: TableSchema, text: str) -> tuple[str, ...] | None:
         return None
 
 
+def _path_parts(col: str) -> tuple[str, ...] | None:
+    """The names of a column path as pylance reads one: split at every ``.`` outside
+    backticks; a part in backticks is taken as written (```s`.`x.y```). None: malformed."""
+    parts: list[str] = []
+    i = 0
+    while True:
+        if col.startswith("`", i):
+            end = col.find("`", i + 1)
+            if end < 0:
+                return None
+            parts.append(col[i + 1 : end])
+            i = end + 1
+        else:
+            end = col.find(".", i)
+            part = col[i:] if end < 0 else col[i:end]
+            if not part or "`" in part:
+                return None
+            parts.append(part)
+            i = len(col) if end < 0 else end
+        if i == len(col):
+            return tuple(parts)
+        if col[i] != ".":
+            return None
+        i += 1
+
+
 def _split_path(table: TableSchema, col: str) -> tuple[str, ...]:
+    """The field path ``col`` names: a top-level column, or struct members after it."""
     if col in table.names:
         return (col,)
-    try:
-        field = table.field(col)
-    except KeyError:
-        raise ColumnNotFoundError(col, table.names) from None
-    parts = tuple(col.split("."))
-    if any(table.field(".".join(parts[:i])).logical_type != "struct" for i in range(1, len(parts))):
-        raise ReadError(f"cannot select '{field.path}': only struct children can be selected")
+    parts = _path_parts(col)
+    if parts is None:
+        raise ColumnNotFoundError(col, table.names)
+    field: Field | None = None
+    for name in parts:
+        if field is not None and field.logical_type != "struct":
+            raise ReadError(
+                f"cannot select '{col}': only struct children can be selected "
+                f"('{field.path}' is {field.logical_type})"
+            )
+        children = table.fields if field is None else field.children
+        field = next((c for c in children if c.name == name), None)
+        if field is None:
+            raise ColumnNotFoundError(col, table.names)
     return parts
 
 
