@@ -209,3 +209,20 @@ def test_column_paths_read_backticks_as_pylance(tmp_path: Path, column: str) -> 
     if want != "refused":
         batches = ours.scanner(columns=["id", column], batch_size=1).to_batches()
         assert [b.column(1).to_pylist() for b in batches] == [[v] for v in want[column]]
+
+
+@pytest.mark.parametrize("on", ["USERID", ["userid"], "UserId", "userId", "nosuch"])
+def test_merge_keys_name_columns_as_pylance(tmp_path: Path, on: str | list[str]) -> None:
+    """A merge key is the column of exactly that name, else the one equal to it but for
+    case, as pylance takes it ('userid' was refused as 'not a column of the table')."""
+    source = _TABLE.slice(1, 2).set_column(5, "x", pa.array(["V", "W"]))
+
+    def merge(ds: Any) -> Any:
+        result = ds.merge_insert(on).when_matched_update_all().execute(source)
+        return (
+            result.num_updated_rows
+            if hasattr(result, "num_updated_rows")
+            else result["num_updated_rows"]
+        )
+
+    _same(merge, merge, tmp_path)

@@ -283,21 +283,26 @@ def check_filter(name: str, value: object, *, optional: bool = True) -> None:
 
 
 def check_on(on: object, table_columns: Sequence[str]) -> list[str]:
-    """merge_insert keys: a column name or a non-empty sequence of them, all in the table."""
+    """merge_insert keys: a column name or a non-empty sequence of them, all in the table;
+    the table's names of them."""
     keys = [on] if isinstance(on, str) else on
     if isinstance(keys, Mapping) or not isinstance(keys, Sequence):
         raise TypeError(f"on must be a column name or a list of them, got {_shown(on)}")
     if not keys:
         raise ValueError("on must name at least one key column")
+    named = []
     for k in keys:
         if not isinstance(k, str):
             raise TypeError(f"on must hold column names (str), got {_shown(k)}")
-        if k not in table_columns:
+        # as pylance: the column of exactly that name, else the one equal to it but for case
+        same = [c for c in table_columns if c.lower() == k.lower()]
+        if k not in table_columns and len(same) != 1:
             raise ValueError(
                 f"merge key {k!r} is not a column of the table (columns: "
                 f"{', '.join(table_columns)})"
             )
-    return list(keys)
+        named.append(k if k in table_columns else same[0])
+    return named
 
 
 # ---- expression results ------------------------------------------------------------------------
