@@ -46,6 +46,7 @@ from .errors import (
     InvalidJsonError,
     InvalidOutputEncodingError,
     InvalidTagNameError,
+    InvalidUriError,
     InvariantViolationError,
     LanceSemanticError,
     MatchedRowError,
@@ -54,6 +55,7 @@ from .errors import (
     ReservedExtensionNameError,
     SchemaEvolutionError,
     SchemaMismatchError,
+    StorageError,
     TagError,
     TagExistsError,
     TaggedVersionsCleanupError,
@@ -116,4 +118,6 @@ __all__ = [
     "TagExistsError",
     "InvalidTagNameError",
     "TaggedVersionsCleanupError",
+    "StorageError",
+    "InvalidUriError",
 ]

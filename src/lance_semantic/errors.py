@@ -58,6 +58,8 @@ __all__ = [
     "SchemaEvolutionError",
     "MatchedRowError",
     "CommitOutcomeUnknownError",
+    "StorageError",
+    "InvalidUriError",
 ]
 
 
@@ -901,6 +903,50 @@ class CommitOutcomeUnknownError(CommitError, OSError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class StorageError(LanceSemanticError, OSError):
+    """Raised when the table's storage fails an operation: a request to an object store
+    that fails, or a call into pylance's file codec or obstore (Rust code) that panics or
+    fails. ``operation`` says what was being done, ``path`` on which file or object,
+    ``reason`` what went wrong. An ``OSError``, as pylance's own storage errors.
+
+    >>> import lance_semantic as ls
+    >>> e = ls.StorageError("write the data file", "s3://b/t/data/x.lance", "connection reset")
+    >>> e.operation, e.path, isinstance(e, OSError)
+    ('write the data file', 's3://b/t/data/x.lance', True)
+    >>> str(e)
+    'cannot write the data file s3://b/t/data/x.lance: connection reset'
+    """
+
+    def __init__(self, operation: str, path: str, reason: str, *, message: str = "") -> None:
+        self.operation = operation
+        self.path = path
+        self.reason = reason
+        super().__init__(message or f"cannot {operation} {path}: {reason}")
+
+    def __str__(self) -> str:  # OSError's own __str__ would format errno / strerror
+        return str(self.args[0])
+
+
+class InvalidUriError(StorageError, ValueError):
+    """Raised for a table location that pylance 14 cannot use either: a scheme it has no
+    store for (``ab:t.lance`` is a URI of scheme ``ab``, as in pylance; ``./ab:t.lance`` is
+    the local path), an object store URI without a bucket, a path with control characters
+    or with percent-escapes that do not decode to UTF-8. ``uri`` is the location as given,
+    ``reason`` why it is refused. Nothing is read or written.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> try:
+    ...     ls.write_dataset(pa.table({"id": [1]}), "ab:t.lance")
+    ... except ls.InvalidUriError as e:
+    ...     print(e.uri, "|", e.reason)
+    ab:t.lance | no object store for the scheme 'ab' (a location with a scheme is a URI)
+    """
+
+    def __init__(self, uri: str, reason: str) -> None:
+        self.uri = uri
+        super().__init__("open", uri, reason, message=f"invalid table location {uri!r}: {reason}")
 
 
 def _rebuild(

@@ -48,6 +48,8 @@ INSTANCES = [
     E.TagExistsError("v1"),
     E.InvalidTagNameError("a/b", "bad characters"),
     E.TaggedVersionsCleanupError({"keep": 3}),
+    E.StorageError("write the data file", "s3://b/t/data/x.lance", "connection reset"),
+    E.InvalidUriError("ab:t.lance", "no object store for the scheme 'ab'"),
 ]
 
 

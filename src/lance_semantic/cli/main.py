@@ -41,10 +41,14 @@ class Refused(LanceSemanticError):
     """The user did not confirm (or could not be asked)."""
 
 
+#: a location with a scheme is a URI (``file:`` ones included), as in pylance
+_URI = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
 def _check_dir(uri: str) -> None:
-    if "://" in uri and not uri.startswith("file://"):
-        return  # an object store: opening it says whether the table exists
-    if not os.path.isdir(uri.removeprefix("file://")):
+    if _URI.match(uri):
+        return  # a URI: opening it says whether the table exists (or what is wrong)
+    if not os.path.isdir(uri):
         raise LanceSemanticError(f"no such directory: {uri}")
 
 

@@ -17,9 +17,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from ..errors import NotSupportedYetError
 from .file_info import FileInfo
-from .remote_store import REMOTE_SCHEMES, RemoteObjectStore
+from .remote_store import RemoteObjectStore
+from .uris import parse_location
 
 __all__ = ["ObjectStore", "LocalObjectStore", "FileInfo", "open_store"]
 
@@ -182,14 +182,20 @@ def _remove_quietly(path: str) -> None:
 
 
 def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> ObjectStore:
-    """The store for ``uri``: a local path or ``file://`` URI, or an object store URI
+    """The store for ``uri``, read as pylance reads it (``storage/uris.py``): a local path
+    (taken literally) or ``file:`` URI (decoded), or an object store URI
     (``s3://bucket/prefix``; ``gs://`` and ``az://`` go through the same backend) opened
-    with pylance-style ``storage_options``."""
-    if uri.startswith("file://"):
-        return LocalObjectStore(uri[len("file://") :])
-    if "://" in uri:
-        scheme = uri.split("://", 1)[0].lower()
-        if scheme not in REMOTE_SCHEMES:
-            raise NotSupportedYetError(f"object store URI {scheme}://")
-        return RemoteObjectStore(uri, storage_options)
-    return LocalObjectStore(uri)
+    with pylance-style ``storage_options``.
+
+    Raises
+    ------
+    InvalidUriError
+        For a location pylance cannot use either (``ab:t.lance``, ``s3:bucket``, control
+        characters).
+    NotSupportedYetError
+        For a scheme pylance serves and this library does not (``memory://``, ``hf://``).
+    """
+    location = parse_location(uri)
+    if location.is_local:
+        return LocalObjectStore(location.path)
+    return RemoteObjectStore(uri, storage_options)
