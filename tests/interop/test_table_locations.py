@@ -165,6 +165,15 @@ def test_locations_pylance_refuses_are_refused(
         "_a:{name}",
         "sub/ab:{name}",
         " {root}/{name}",  # a plain path is literal, its spaces included
+        "s3://bk t/{name}",  # no URL's authority, whatever the scheme: a local path
+        "ab://bk t/{name}",
+        "s3://bk\\t/{name}",
+        "gs://b<k/{name}",
+        "s3://[zz]/{name}",
+        "s3://bkt:99999/{name}",
+        "s3://bkt:x/{name}",
+        "s3://u@/{name}",
+        "s3://:9/{name}",
     ],
 )
 def test_unusual_spellings_name_the_directory_pylance_uses(

@@ -14,7 +14,11 @@ takes it as a local path only when that fails. So:
   trimmed; the host is ignored, and a host no URL may have (``file://h:80/...``) makes the
   whole string a local path again;
 * object store URIs (``s3://bucket/key``) decode their key the same way; obstore parses
-  them with the same crate, so :mod:`.remote_store` takes the key from there.
+  them with the same crate, so :mod:`.remote_store` takes the key from there;
+* a ``scheme://`` location whose authority is no URL's (a space, ``<``, ``^``, ``|``, ``[``
+  or ``]`` in the bucket, a port that is not a number up to 65535, a user or a port without
+  a host) is a local path too, whatever the scheme: pylance 14 writes ``s3://bk t/x`` to
+  the directory ``./s3:/bk t/x``.
 
 A path with control characters, or escapes that do not decode to UTF-8, is refused (pylance:
 "Failed to parse path").
@@ -22,6 +26,7 @@ A path with control characters, or escapes that do not decode to UTF-8, is refus
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass
@@ -53,6 +58,10 @@ _TRIMMED = "".join(chr(c) for c in range(0x21))
 _DROPPED = str.maketrans("", "", "\t\n\r")
 #: characters no host of a file URL may hold (the whole string is then a local path)
 _FORBIDDEN_HOST = frozenset(" #%/:<>?@[\\]^|")
+#: characters no host of another URL may hold (WHATWG's forbidden host code points that can
+#: be part of an authority: ``/``, ``?`` and ``#`` end it; tabs and newlines are dropped)
+_FORBIDDEN_OPAQUE_HOST = frozenset(" <>[\\]^|:@\x00")
+_AUTHORITY = re.compile(r"//([^/?#]*)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
 
@@ -94,6 +103,9 @@ store for the scheme 'ab' (a location with a scheme is a URI)
     if scheme == "file":
         path = _file_url_path(uri, rest)
         return _local(uri, uri) if path is None else _local(uri, path)
+    authority = _AUTHORITY.match(rest)
+    if authority is not None and not _is_authority(authority.group(1)):
+        return _local(uri, uri)  # no URL: a local path, as in pylance
     if scheme in REMOTE_SCHEMES:
         if not rest.startswith("//") or not re.match(r"//[^/?#]", rest):
             raise InvalidUriError(
@@ -111,6 +123,40 @@ def _local(uri: str, path: str) -> Location:
     if _CONTROL.search(path):
         raise InvalidUriError(uri, "the path holds control characters")
     return Location("file", os.path.abspath(path))
+
+
+def _is_authority(authority: str) -> bool:
+    """Whether ``authority`` (between ``scheme://`` and the path) is one a URL of a scheme
+    other than ``file`` may have: ``[user[:password]@]host[:port]``, the host opaque (any
+    character but the forbidden ones; ``%`` and non-ASCII letters are fine) or an IPv6
+    address in brackets, the port a number up to 65535; no user or port without a host.
+
+    >>> _is_authority("bucket"), _is_authority("u:p@b:9000"), _is_authority("")
+    (True, True, True)
+    >>> _is_authority("bk t"), _is_authority("b:x"), _is_authority("u@"), _is_authority("[zz]")
+    (False, False, False, False)
+    """
+    credentials, at, hostport = authority.rpartition("@")
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            return False
+        host, after = hostport[: end + 1], hostport[end + 1 :]
+        if after and not after.startswith(":"):
+            return False
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return False
+        port = after[1:] if after else None
+    else:
+        host, colon, port_text = hostport.partition(":")
+        if _FORBIDDEN_OPAQUE_HOST.intersection(host):
+            return False
+        port = port_text if colon else None
+    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
+        return False
+    return bool(host) or not (at or port is not None)
 
 
 def _file_url_path(uri: str, rest: str) -> str | None:
