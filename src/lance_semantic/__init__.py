@@ -45,6 +45,7 @@ from .errors import (
     InvalidExpressionError,
     InvalidJsonError,
     InvalidOutputEncodingError,
+    InvalidStorageOptionError,
     InvalidTagNameError,
     InvalidUriError,
     InvariantViolationError,
@@ -120,4 +121,5 @@ __all__ = [
     "TaggedVersionsCleanupError",
     "StorageError",
     "InvalidUriError",
+    "InvalidStorageOptionError",
 ]

@@ -60,6 +60,7 @@ __all__ = [
     "CommitOutcomeUnknownError",
     "StorageError",
     "InvalidUriError",
+    "InvalidStorageOptionError",
 ]
 
 
@@ -947,6 +948,31 @@ class InvalidUriError(StorageError, ValueError):
     def __init__(self, uri: str, reason: str) -> None:
         self.uri = uri
         super().__init__("open", uri, reason, message=f"invalid table location {uri!r}: {reason}")
+
+
+class InvalidStorageOptionError(StorageError, TypeError, ValueError):
+    """Raised when ``storage_options`` cannot configure the store: a value that is not a
+    ``str`` (pylance 14 takes strings only: ``"true"``, not ``True``), a boolean option whose
+    value is none of ``true/false, 1/0, yes/no, on/off, y/n``, or a value the object store
+    refuses. ``key`` names the option (None when the store does not say which), ``value``
+    is the ``repr`` of its value (or None). Raised before anything is read or written.
+
+    >>> import lance_semantic as ls
+    >>> try:
+    ...     ls.dataset("s3://bucket/t.lance", storage_options={"allow_http": True})
+    ... except ls.InvalidStorageOptionError as e:
+    ...     print(e.key, e.value, "|", e.reason)
+    allow_http True | the value must be a str, not bool (pylance takes strings: 'true')
+    """
+
+    def __init__(self, key: str | None, value: str | None, reason: str) -> None:
+        self.key = key
+        self.value = value
+        where = f"storage option {key!r}" if key is not None else "storage options"
+        shown = f" = {value}" if value is not None else ""
+        super().__init__(
+            "configure the store with", where, reason, message=f"invalid {where}{shown}: {reason}"
+        )
 
 
 def _rebuild(

@@ -50,6 +50,7 @@ INSTANCES = [
     E.TaggedVersionsCleanupError({"keep": 3}),
     E.StorageError("write the data file", "s3://b/t/data/x.lance", "connection reset"),
     E.InvalidUriError("ab:t.lance", "no object store for the scheme 'ab'"),
+    E.InvalidStorageOptionError("allow_http", "True", "the value must be a str"),
 ]
 
 

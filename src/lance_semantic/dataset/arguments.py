@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidExpressionError, NotSupportedYetError
 from ..read.views import has_view, to_kernel_layout
+from ..storage.options import check_values
 
 __all__ = [
     "check_uri",
@@ -238,11 +239,14 @@ def check_str_mapping(
 
 
 def check_storage_options(value: object) -> Mapping[str, str] | None:
+    """``storage_options``: None or a mapping of str to str (a key or value of another
+    type, ``True`` included, is an InvalidStorageOptionError naming it, as pylance refuses
+    it with a TypeError)."""
     if value is None:
         return None
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+    if not isinstance(value, Mapping):
         raise TypeError(f"storage_options must be a dict of str to str, got {_shown(value)}")
-    return value
+    return check_values(value)
 
 
 def check_columns(columns: object) -> None:

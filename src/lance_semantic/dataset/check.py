@@ -286,7 +286,7 @@ def _data_file_problems(
         yield from _missing(store, rel)
         return
     try:
-        schema, num_rows = file_metadata(path, store)
+        schema, num_rows = file_metadata(store, rel)
     except Exception as e:  # a damaged file is a finding here, never a crash
         yield Problem("unreadable-file", path, f"{type(e).__name__}: {e}")
         return

@@ -25,7 +25,8 @@ opens the table, and its reads go to the data file through the base path (checke
 pylance 14: takes and fragment reads work once the directory is gone). So no temporary file
 outlives the call, whatever interrupts it, and none piles up in a long-running process.
 pylance's table reader reports a signal raised during a read as an error of its own
-(``ArrowInvalid: External error: KeyboardInterrupt``): it is raised as the interrupt it is.
+(``ArrowInvalid: External error: KeyboardInterrupt``): it is raised as the interrupt it is;
+a Rust panic of the reader (a damaged data file) is a CorruptTableError naming the file.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from ..schema.field import ENCODING, Field, TableSchema
 from ..storage.blobs import BlobFile
 from ..storage.datafile import DataFileReader, unprojectable_columns
 from ..storage.object_store import ObjectStore
+from ..storage.panics import first_line, is_panic
 from ..types.arrow_names import child_fields, with_child_fields
 from ..types.blob_layouts import V2_LOGICAL_TYPE
 from .blob_files import blob_file, descriptors_to_values
@@ -149,7 +151,8 @@ def _opened_shadow(
         with open(os.path.join(shadow, "_versions", "1.manifest"), "wb") as f:
             f.write(data)
         storage = None if options is None else dict(options)
-        return _interruptible(path, lambda: lance.dataset(shadow, storage_options=storage))
+        where = f"{table_root}/data/{path}"
+        return _interruptible(where, lambda: lance.dataset(shadow, storage_options=storage))
 
 
 def blob_descriptors(
@@ -162,7 +165,7 @@ def blob_descriptors(
     version = (data_file.file_major_version, data_file.file_minor_version)
     options = store.storage_options
     return _shadow(
-        store.local_path("") if store.is_local else store.uri(""),
+        store.codec_root,
         None if options is None else tuple(sorted(options.items())),
         data_file.path,
         field.id,
@@ -184,7 +187,7 @@ def late_columns(
         return None
     options = store.storage_options
     return _late_shadow(
-        store.local_path("") if store.is_local else store.uri(""),
+        store.codec_root,
         None if options is None else tuple(sorted(options.items())),
         data_file,
         schema.serialize().to_pybytes(),
@@ -276,7 +279,8 @@ def fragment_blob_files(
         return [None] * len(physical_rows)
     shadow = blob_descriptors(store, data_file, field, fragment.physical_rows)
     indices = np.asarray(physical_rows, dtype=np.int64)
-    table = _read(data_file.path, lambda: shadow.take(indices, columns=[_COLUMN]), len(indices))
+    where = store.uri(f"data/{data_file.path}")
+    table = _read(where, lambda: shadow.take(indices, columns=[_COLUMN]), len(indices))
     rows = table.column(_COLUMN).to_pylist()
     return [blob_file(store, data_file.path, field, d) for d in rows]
 
@@ -284,10 +288,16 @@ def fragment_blob_files(
 def _interruptible(path: str, call: Callable[[], _T]) -> _T:
     """``call()``, a call of pylance's table reader on the shadow of data file ``path``;
     the signal it reports as an error (``External error: KeyboardInterrupt``) raised as a
-    ``KeyboardInterrupt``."""
+    ``KeyboardInterrupt``, a Rust panic (a damaged file) as a CorruptTableError."""
     try:
         return call()
-    except (OSError, ValueError, RuntimeError, pa.ArrowException) as e:
+    except BaseException as e:
+        if is_panic(e):
+            raise CorruptTableError(
+                path, f"cannot read the blob descriptors: Rust panic: {first_line(e)}"
+            ) from e
+        if not isinstance(e, OSError | ValueError | RuntimeError | pa.ArrowException):
+            raise
         if "KeyboardInterrupt" not in str(e):
             raise
         raise KeyboardInterrupt(
@@ -333,12 +343,19 @@ class BlobAwareReader:
         self._shadows = {
             name: blob_descriptors(store, data_file, f, reader.num_rows) for name, f in blob.items()
         }
-        self._fragments = {name: t.get_fragments()[0] for name, t in self._shadows.items()}
-        self._late = late_columns(store, data_file, reader.schema, reader.num_rows)
-        self._late_fragment = None if self._late is None else self._late.get_fragments()[0]
-        self._late_names = frozenset(() if self._late is None else self._late.schema.names)
         self._store = store
         self._path = data_file.path
+        #: the data file, in messages
+        self._where = store.uri(f"data/{data_file.path}")
+        self._fragments = {
+            name: _interruptible(self._where, t.get_fragments)[0]
+            for name, t in self._shadows.items()
+        }
+        self._late = late_columns(store, data_file, reader.schema, reader.num_rows)
+        self._late_fragment = (
+            None if self._late is None else _interruptible(self._where, self._late.get_fragments)[0]
+        )
+        self._late_names = frozenset(() if self._late is None else self._late.schema.names)
         self._fields = blob
         self._values = values
         self.schema = reader.schema
@@ -354,7 +371,7 @@ class BlobAwareReader:
         # ranges (its take fails on blob columns in pylance 14, so takes use the table's)
         fragment = self._fragments[name]
         table = _read(
-            self._path,
+            self._where,
             lambda: fragment.to_table(columns=[_COLUMN], offset=offset, limit=limit),
             limit,
         )
@@ -375,7 +392,7 @@ class BlobAwareReader:
         fragment = self._late_fragment
         assert fragment is not None
         table = _read(
-            self._path,
+            self._where,
             lambda: fragment.to_table(columns=columns, offset=offset, limit=limit),
             limit,
         )
@@ -384,7 +401,7 @@ class BlobAwareReader:
     def _late_take(self, columns: list[str], indices: np.ndarray) -> dict[str, pa.Array]:
         shadow = self._late
         assert shadow is not None
-        table = _read(self._path, lambda: shadow.take(indices, columns=columns), len(indices))
+        table = _read(self._where, lambda: shadow.take(indices, columns=columns), len(indices))
         return {c: _array(table, c) for c in columns}
 
     def _with(
@@ -421,7 +438,7 @@ class BlobAwareReader:
         base = self._reader.take(plain, rows) if plain else None
         indices = np.asarray(rows, dtype=np.int64)
         got = {
-            c: self._finish(c, _single(_read(self._path, self._take(c, indices), len(indices))))
+            c: self._finish(c, _single(_read(self._where, self._take(c, indices), len(indices))))
             for c in blob
         }
         if late:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -22,6 +23,7 @@ from lance.file import LanceFileSession
 
 from ..errors import CorruptTableError
 from .object_store import ObjectStore
+from .panics import guarded
 from .paths import DATA_DIR
 
 __all__ = ["BlobSidecarWriter", "BlobFile", "sidecar_path"]
@@ -47,7 +49,11 @@ class BlobSidecarWriter:
         data_file: str,
         on_file: Callable[[str], None] | None = None,
     ) -> None:
-        self._session = LanceFileSession(store.uri(""), storage_options=store.storage_options)
+        self._store = store
+        with guarded("open the object store", store.uri("")):
+            self._session = LanceFileSession(
+                store.codec_root, storage_options=store.storage_options
+            )
         self._target = f"{DATA_DIR}/{data_file}"
         self._next_id = 1
         self._pack: Any = None
@@ -66,12 +72,19 @@ class BlobSidecarWriter:
     def dedicated(self, payload: bytes | memoryview) -> int:
         """Write one payload to its own sidecar; its blob id."""
         blob_id = self._allocate()
-        writer = self._session.open_dedicated_blob_writer(self._target, blob_id)
-        # bytes, not a memoryview: pylance reads anything else element by element as ints
-        # (slowly, and a signed view of a pyarrow buffer fails on bytes >= 0x80)
-        writer.write(bytes(payload))
-        writer.finish()
+        with self._guarded(blob_id):
+            writer = self._session.open_dedicated_blob_writer(self._target, blob_id)
+            # bytes, not a memoryview: pylance reads anything else element by element as
+            # ints (slowly, and a signed view of a pyarrow buffer fails on bytes >= 0x80)
+            writer.write(bytes(payload))
+            writer.finish()
         return blob_id
+
+    def _guarded(self, blob_id: int) -> AbstractContextManager[None]:
+        """Failures of pylance's blob writers (its errors, a panic) on sidecar ``blob_id``
+        as a StorageError naming the sidecar."""
+        path = self._store.uri(f"{DATA_DIR}/{sidecar_path(self._data_file, blob_id)}")
+        return guarded("write the blob sidecar", path, (OSError,))
 
     def packed(self, payload: bytes | memoryview, limit: int) -> tuple[int, int]:
         """Append one payload to the current packed sidecar (a new one when it would grow
@@ -81,17 +94,20 @@ class BlobSidecarWriter:
             self._close_pack()
         if self._pack is None:
             self._pack_id = self._allocate()
-            self._pack = self._session.open_packed_blob_writer(self._target, self._pack_id)
+            with self._guarded(self._pack_id):
+                self._pack = self._session.open_packed_blob_writer(self._target, self._pack_id)
             self._pack_size = 0
         offset = self._pack_size
-        self._pack.write_blob(bytes(payload))  # bytes: see dedicated()
+        with self._guarded(self._pack_id):
+            self._pack.write_blob(bytes(payload))  # bytes: see dedicated()
         self._pack_size += size
         return self._pack_id, offset
 
     def _close_pack(self) -> None:
         if self._pack is not None:
-            self._pack.finish()
-            self._pack = None
+            pack, self._pack = self._pack, None
+            with self._guarded(self._pack_id):
+                pack.finish()
 
     def close(self) -> None:
         self._close_pack()

@@ -23,6 +23,8 @@ from ..errors import CorruptTableError
 from ..schema.blob import BLOB_V1_KEY, V2_DESCRIPTOR_FIELD
 from ..types.arrow_names import child_fields
 from .object_store import ObjectStore
+from .options import relevant_environment
+from .panics import first_line, guarded, is_panic
 from .paths import DATA_DIR
 
 __all__ = [
@@ -81,20 +83,25 @@ class DataFileWriter:
         self.num_rows = 0
         self._store = store
         note_unstable_version(version)
-        path = store.uri(f"{DATA_DIR}/{name}")
-        if store.is_local:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self._writer = LanceFileWriter(path, schema, version=version)
-        else:
-            session, key = _session_for(path, _options_key(store))
-            self._writer = session.open_writer(key, schema=schema, version=version)
+        rel = f"{DATA_DIR}/{name}"
+        self.path = store.uri(rel)
+        with guarded("open a writer of the data file", self.path, _WRITE_ERRORS):
+            if store.is_local:
+                path = store.local_path(rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                self._writer = LanceFileWriter(path, schema, version=version)
+            else:
+                session = _session(store.codec_root, _options_key(store))
+                self._writer = session.open_writer(rel, schema=schema, version=version)
 
     def write(self, batch: pa.RecordBatch) -> None:
-        self._writer.write_batch(_without_sliced_nested_structs(batch))
+        with guarded("write the data file", self.path, _WRITE_ERRORS):
+            self._writer.write_batch(_without_sliced_nested_structs(batch))
         self.num_rows += batch.num_rows
 
     def close(self) -> WrittenFile:
-        self._writer.close()
+        with guarded("finish the data file", self.path, _WRITE_ERRORS):
+            self._writer.close()
         # pylance's writer reports the final size itself (no HEAD on an object store)
         size = getattr(self._writer, "size_bytes", None)
         if not isinstance(size, int):
@@ -143,8 +150,13 @@ def _without_sliced_nested_structs(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(fixed, schema=batch.schema)
 
 
+#: what pylance's file writer raises when it cannot write (the store's failures)
+_WRITE_ERRORS = (OSError,)
+
 #: storage options as a hashable key of the reader caches (None for local files)
 _Options = tuple[tuple[str, str], ...] | None
+#: where a data file is, for pylance's codec: (the store's codec root, path under it)
+_Location = tuple[str, str]
 
 
 def _options_key(store: ObjectStore) -> _Options:
@@ -152,38 +164,39 @@ def _options_key(store: ObjectStore) -> _Options:
     return None if options is None else tuple(sorted(options.items()))
 
 
-#: environment variables an object store client reads its credentials from
-_ENV_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_")
-
-
 @lru_cache(maxsize=32)
 def _cached_session(
     base: str, options: _Options, env: tuple[tuple[str, str], ...]
 ) -> LanceFileSession:
-    return LanceFileSession(base, storage_options=dict(options) if options else None)
+    with guarded("open the object store", base):
+        return LanceFileSession(base, storage_options=dict(options) if options else None)
 
 
-def _session_for(uri: str, options: _Options) -> tuple[LanceFileSession, str]:
-    """A file session on the bucket of object-store ``uri`` and the key of ``uri`` in it.
+def _session(codec_root: str, options: _Options) -> LanceFileSession:
+    """A file session on an object store table's root (``store.codec_root``): the files of
+    the table are opened through it by their paths under the root.
 
     Readers and writers opened through one session share its object store client: a plain
     ``LanceFileReader`` / ``LanceFileWriter`` on ``s3://`` builds a client of its own,
-    10-17 ms each on a local server, more than the file's requests."""
-    scheme, rest = uri.split("://", 1)
-    bucket, _, key = rest.partition("/")
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)))
-    return _cached_session(f"{scheme}://{bucket}", options, env), key
+    10-17 ms each on a local server, more than the file's requests. The session is the
+    table's, not the bucket's: pylance encodes the path given to ``open_reader`` as a key of
+    its own (a ``%``, ``#`` or non-ASCII letter becomes an escape), where the session's base
+    is decoded like a table URI, so only a root of the table's own key prefix gives the
+    table's keys for every prefix (the files' names under it are plain)."""
+    return _cached_session(codec_root, options, relevant_environment(os.environ))
 
 
-def _reader_for(path: str, columns: list[str] | None, options: _Options) -> LanceFileReader:
+def _reader_for(
+    location: _Location, columns: list[str] | None, options: _Options
+) -> LanceFileReader:
+    root, rel = location
     if options is None:
-        return LanceFileReader(path, columns=columns)
-    session, key = _session_for(path, options)
-    return session.open_reader(key, columns)
+        return LanceFileReader(os.path.join(root, rel), columns=columns)
+    return _session(root, options).open_reader(rel, columns)
 
 
-#: what the reader pool keeps readers by: file path, columns read (None: all), options
-_PoolKey = tuple[str, tuple[str, ...] | None, _Options]
+#: what the reader pool keeps readers by: file location, columns read (None: all), options
+_PoolKey = tuple[_Location, tuple[str, ...] | None, _Options]
 
 
 class _ReaderPool:
@@ -251,9 +264,9 @@ class _ReaderPool:
 
     @contextmanager
     def borrow(
-        self, path: str, columns: tuple[str, ...] | None, options: _Options = None
+        self, location: _Location, columns: tuple[str, ...] | None, options: _Options = None
     ) -> Iterator[LanceFileReader]:
-        key = (path, columns, options)
+        key = (location, columns, options)
         reader = self.take_or_open(key)
         try:
             yield reader
@@ -268,8 +281,8 @@ _POOL = _ReaderPool(_OPEN_FILES)
 
 
 @lru_cache(maxsize=_KNOWN_FILES)
-def _metadata(path: str, options: _Options) -> tuple[pa.Schema, int]:
-    with _POOL.borrow(path, None, options) as reader:
+def _metadata(location: _Location, options: _Options) -> tuple[pa.Schema, int]:
+    with _POOL.borrow(location, None, options) as reader:
         meta = reader.metadata()
     return _interned(data_file_columns(meta.schema)), int(meta.num_rows)
 
@@ -343,12 +356,21 @@ def _interned(schema: pa.Schema) -> pa.Schema:
         return _SCHEMAS.setdefault(key, schema)
 
 
-def file_metadata(path: str, store: ObjectStore | None = None) -> tuple[pa.Schema, int]:
-    """A data file's own schema and row count, read afresh (no reader cache); ``path`` is
-    ``store.uri(...)`` of the file (a local path when ``store`` is None)."""
-    options = _options_key(store) if store is not None else None
-    meta = _reader_for(path, None, options).metadata()
+def file_metadata(store: ObjectStore, rel: str) -> tuple[pa.Schema, int]:
+    """A data file's own schema and row count, read afresh (no reader cache); ``rel`` is its
+    path in ``store`` (``data/...``). A failure to read it is a CorruptTableError."""
+    path = store.uri(rel)
+    try:
+        meta = _reader_for(_location(store, rel), None, _options_key(store)).metadata()
+    except BaseException as e:
+        if not _is_read_error(e):
+            raise
+        raise _damaged(path, e) from e
     return data_file_columns(meta.schema), int(meta.num_rows)
+
+
+def _location(store: ObjectStore, rel: str) -> _Location:
+    return (store.codec_root, rel)
 
 
 def opened_file(store: ObjectStore, name: str) -> DataFileReader:
@@ -371,13 +393,13 @@ _READ_ERRORS = (OSError, ValueError, IndexError, RuntimeError, pa.ArrowException
 
 def _is_read_error(e: BaseException) -> bool:
     # pylance panics (pyo3 PanicException, a BaseException) on some truncated files
-    return isinstance(e, _READ_ERRORS) or type(e).__name__ == "PanicException"
+    return isinstance(e, _READ_ERRORS) or is_panic(e)
 
 
 def _damaged(path: str, e: BaseException) -> CorruptTableError:
     if isinstance(e, FileNotFoundError) or "Not found" in str(e):
         return CorruptTableError(path, "the data file is missing")
-    return CorruptTableError(path, f"cannot read the data file: {_first_line(e)}")
+    return CorruptTableError(path, f"cannot read the data file: {first_line(e)}")
 
 
 def _cut_short(path: str, got: int, wanted: int) -> KeyboardInterrupt:
@@ -389,11 +411,6 @@ def _cut_short(path: str, got: int, wanted: int) -> KeyboardInterrupt:
     return KeyboardInterrupt(
         f"the read of {path} was interrupted: pylance ended it after {got} of {wanted} rows"
     )
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
 
 
 def _one_batch(got: pa.Table) -> pa.RecordBatch:
@@ -412,10 +429,12 @@ class DataFileReader:
 
     def __init__(self, store: ObjectStore, name: str) -> None:
         self.name = name
-        self._path = store.uri(f"{DATA_DIR}/{name}")
+        rel = f"{DATA_DIR}/{name}"
+        self._path = store.uri(rel)
+        self._location = _location(store, rel)
         self._options = _options_key(store)
         try:
-            self.schema, self.num_rows = _metadata(self._path, self._options)
+            self.schema, self.num_rows = _metadata(self._location, self._options)
             # (all columns are never asked for as None where the file reader cannot read
             # them all)
             whole = not unprojectable_columns(self.schema)
@@ -448,7 +467,7 @@ class DataFileReader:
     ) -> Iterator[pa.RecordBatch]:
         got = 0
         try:
-            with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
+            with _POOL.borrow(self._location, self._columns(columns), self._options) as reader:
                 for batch in reader.read_range(start, num_rows, batch_size=batch_size).to_batches():
                     got += batch.num_rows
                     yield batch
@@ -483,16 +502,16 @@ class DataFileReader:
         hot path of many-fragment scans, where every bytecode between pylance calls keeps
         the other reading threads waiting.)"""
         named = self._columns(columns)
-        idle = _POOL.idle_of((self._path, named, self._options))
+        idle = _POOL.idle_of((self._location, named, self._options))
         try:
             return idle, idle.pop()
         except IndexError:  # none idle (or another thread took the last one)
             wanted = None if named is None else list(named)
-            return idle, _reader_for(self._path, wanted, self._options)
+            return idle, _reader_for(self._location, wanted, self._options)
 
     def take(self, columns: Sequence[str] | None, rows: Sequence[int]) -> pa.Table:
         try:
-            with _POOL.borrow(self._path, self._columns(columns), self._options) as reader:
+            with _POOL.borrow(self._location, self._columns(columns), self._options) as reader:
                 got = reader.take_rows(list(rows), batch_size=max(len(rows), 1)).to_table()
             if got.num_rows < len(rows):
                 raise _cut_short(self._path, got.num_rows, len(rows))

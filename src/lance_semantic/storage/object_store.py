@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from .file_info import FileInfo
+from .options import check_values
 from .remote_store import RemoteObjectStore
 from .uris import parse_location
 
@@ -30,8 +31,11 @@ class ObjectStore(Protocol):
     root: str
     #: whether paths are files of the local file system (links, ``local_path``)
     is_local: bool
-    #: what pylance's file codec takes beside :meth:`uri` (None for local tables)
+    #: what pylance's file codec takes beside :attr:`codec_root` (None for local tables)
     storage_options: dict[str, str] | None
+    #: the table root as pylance's file codec takes it: the local directory, or a URL that
+    #: pylance decodes to the table's key prefix (paths under it are given relative to it)
+    codec_root: str
 
     def uri(self, path: str) -> str: ...
     def get(self, path: str) -> bytes: ...
@@ -56,6 +60,7 @@ class LocalObjectStore:
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
+        self.codec_root = self.root  # pylance takes a path without a scheme literally
 
     def uri(self, path: str) -> str:
         """What pylance's file codec is given for ``path``: its local path."""
@@ -192,10 +197,13 @@ def open_store(uri: str, storage_options: Mapping[str, str] | None = None) -> Ob
     InvalidUriError
         For a location pylance cannot use either (``ab:t.lance``, ``s3:bucket``, control
         characters).
+    InvalidStorageOptionError
+        For an option value that is not a ``str`` (a local table checks them too).
     NotSupportedYetError
         For a scheme pylance serves and this library does not (``memory://``, ``hf://``).
     """
     location = parse_location(uri)
     if location.is_local:
+        check_values(storage_options or {})
         return LocalObjectStore(location.path)
     return RemoteObjectStore(uri, storage_options)

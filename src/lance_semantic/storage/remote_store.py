@@ -12,107 +12,114 @@ and the same storage options.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import quote
 
 import obstore
-from obstore.exceptions import AlreadyExistsError, BaseError, PreconditionError
+from obstore.exceptions import (
+    AlreadyExistsError,
+    BaseError,
+    PreconditionError,
+    UnknownConfigurationKeyError,
+)
 from obstore.store import from_url
 
-from ..errors import NotSupportedYetError
+from ..errors import InvalidStorageOptionError, InvalidUriError, NotSupportedYetError, StorageError
 from .file_info import FileInfo
+from .options import StoreSettings, check_values, store_settings
+from .panics import first_line, guarded, is_panic
+from .uris import REMOTE_SCHEMES
 
 __all__ = ["RemoteObjectStore", "REMOTE_SCHEMES"]
 
-#: URI schemes served by this backend (only ``s3`` is tested, against SeaweedFS)
-REMOTE_SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss")
 
-#: storage options (pylance's names) that configure the HTTP client rather than the store
-_CLIENT_OPTIONS = frozenset(
-    {
-        "allow_http",
-        "allow_invalid_certificates",
-        "connect_timeout",
-        "timeout",
-        "pool_idle_timeout",
-        "pool_max_idle_per_host",
-        "proxy_url",
-        "proxy_ca_certificate",
-        "proxy_excludes",
-        "user_agent",
-        "http1_only",
-        "http2_only",
-    }
-)
-_BOOLEAN_CLIENT_OPTIONS = frozenset(
-    {"allow_http", "allow_invalid_certificates", "http1_only", "http2_only"}
-)
-
-#: options pylance understands that configure Lance, not the object store
-_LANCE_ONLY = frozenset({"download_retry_count", "new_table_enable_stable_row_ids"})
+def _failed(e: BaseException, operation: str, path: str, hint: str = "") -> NoReturn:
+    """Raise the obstore failure (or panic) ``e`` being handled as a StorageError naming
+    ``operation`` and ``path``; any other exception (KeyboardInterrupt, ...) as it is. A
+    StorageError is an OSError, which the table layer handles (missing objects stay
+    FileNotFoundError). ``hint`` is added to a failure to build the request."""
+    if is_panic(e):
+        raise StorageError(operation, path, f"Rust panic: {first_line(e)}") from e
+    if isinstance(e, BaseError):
+        reason = f"{type(e).__name__}: {first_line(e)}"
+        if hint and "builder error" in reason:
+            reason += f" ({hint})"
+        raise StorageError(operation, path, reason) from e
+    raise  # noqa: PLE0704 -- called from the except block handling ``e``
 
 
-def _truthy(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
+def _plain_http_hint(settings: StoreSettings) -> str:
+    """Why a request to an ``http://`` endpoint cannot be built: HTTP is not allowed."""
+    endpoint = dict(settings.config).get("aws_endpoint", "")
+    if endpoint.lower().startswith("http://") and not dict(settings.client).get("allow_http"):
+        return (
+            f"the endpoint {endpoint} is plain HTTP, which is refused unless allow_http is "
+            "'true' (storage option, or AWS_ALLOW_HTTP in the environment)"
+        )
+    return ""
 
 
-def _split_options(options: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(store config, HTTP client options) of pylance-style ``storage_options``."""
-    config: dict[str, Any] = {}
-    client: dict[str, Any] = {}
-    for key, value in options.items():
-        k = key.lower()
-        if k in _LANCE_ONLY:
-            continue
-        if k in _CLIENT_OPTIONS:
-            client[k] = _truthy(value) if k in _BOOLEAN_CLIENT_OPTIONS else value
-        else:
-            config[k] = value
-    return config, client
+#: an obstore message about the location rather than the configuration
+_URL_PROBLEM = re.compile(r"\burl\b|path", re.IGNORECASE)
 
 
-def _os_error(e: BaseError, what: str) -> OSError:
-    """An obstore failure as the OSError the table layer handles (missing objects already
-    are FileNotFoundError)."""
-    err = OSError(f"{what}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-    err.__cause__ = e
-    return err
-
-
-#: environment variables the object store clients read (part of a client's identity)
-_ENV_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_")
+def _open_failure(root: str, e: BaseException) -> StorageError:
+    reason = first_line(e)
+    if _URL_PROBLEM.search(reason):
+        return InvalidUriError(root, reason)
+    return InvalidStorageOptionError(None, None, f"the object store refuses them: {reason}")
 
 
 @lru_cache(maxsize=64)
-def _client(
-    root: str, options: tuple[tuple[str, str], ...], env: tuple[tuple[str, str], ...]
-) -> Any:
-    """One obstore client per table root, options and credential environment (building
-    one takes ~10 ms, longer than a request to a nearby store)."""
-    config, client = _split_options(dict(options))
-    try:
-        return from_url(root, config=config, client_options=client)  # type: ignore[call-overload]
-    except (BaseError, ValueError) as e:
-        raise ValueError(f"cannot open the object store {root}: {e}") from e
+def _client(root: str, settings: StoreSettings) -> Any:
+    """One obstore client per table root and configuration (building one takes ~10 ms,
+    longer than a request to a nearby store). Keys a store other than S3 does not know are
+    dropped, as pylance ignores them."""
+    config = dict(settings.config)
+    while True:
+        try:
+            with guarded("open the object store", root):
+                return from_url(  # type: ignore[call-overload]
+                    root,
+                    config=config,
+                    client_options=dict(settings.client),
+                    retry_config=settings.retry_config(),
+                )
+        except UnknownConfigurationKeyError as e:
+            unknown = re.search(r"key: '([^']*)'", str(e))
+            if unknown is None or unknown.group(1) not in config:
+                raise _open_failure(root, e) from e
+            del config[unknown.group(1)]
+        except (BaseError, ValueError) as e:
+            raise _open_failure(root, e) from e
 
 
 class RemoteObjectStore:
     """A table under ``scheme://bucket/prefix`` of an object store.
 
-    Every path is relative to the table root; :meth:`uri` gives the full URI that pylance's
-    file codec takes together with :attr:`storage_options`. The options use pylance's names
-    (``aws_endpoint``, ``aws_region``, ``aws_access_key_id``, ``aws_secret_access_key``,
-    ``aws_session_token``, ``allow_http``, ...); ``AWS_*`` environment variables fill in
-    what they leave out (both here and in pylance)."""
+    Every path is relative to the table root; :meth:`uri` gives the full URI shown in
+    messages, :attr:`codec_root` the URL that pylance's file codec takes together with
+    :attr:`storage_options`. The options use pylance's names and its environment variables
+    (``storage/options.py``)."""
 
     is_local = False
 
     def __init__(self, uri: str, storage_options: Mapping[str, str] | None = None) -> None:
         self.root = uri.rstrip("/")
-        self.storage_options: dict[str, str] | None = dict(storage_options or {})
-        env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)))
-        self._store = _client(self.root, tuple(sorted(self.storage_options.items())), env)
+        self.storage_options: dict[str, str] | None = check_values(storage_options or {})
+        scheme = uri.split(":", 1)[0].lower()
+        settings = store_settings(scheme, self.storage_options, os.environ)
+        self._store = _client(self.root, settings)
+        self._hint = _plain_http_hint(settings)
+        # the key prefix obstore decoded from the URI (pylance's rules: the same crate),
+        # encoded again so that pylance decodes the same key from it
+        authority = re.match(r"\s*[^:]*://[^/?#]*", uri)
+        base = f"{scheme}://{authority.group(0).split('://', 1)[1]}" if authority else uri
+        prefix = getattr(self._store, "prefix", None)
+        self.codec_root = f"{base}/{quote(str(prefix), safe='/')}" if prefix else base
 
     def __repr__(self) -> str:
         return f"RemoteObjectStore({self.root!r})"
@@ -131,8 +138,8 @@ class RemoteObjectStore:
             return bytes(obstore.get(self._store, path).bytes())
         except FileNotFoundError:
             raise
-        except BaseError as e:
-            raise _os_error(e, f"cannot read {self.uri(path)}") from e
+        except BaseException as e:
+            _failed(e, "read", self.uri(path), self._hint)
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes of ``path`` from ``offset`` (one ranged GET; fewer bytes
@@ -143,17 +150,17 @@ class RemoteObjectStore:
             return bytes(obstore.get_range(self._store, path, start=offset, length=length))
         except FileNotFoundError:
             raise
-        except BaseError as e:
-            if "range" in str(e).lower():  # past the end of the object
+        except BaseException as e:
+            if isinstance(e, BaseError) and "range" in str(e).lower():  # past the end
                 return b""
-            raise _os_error(e, f"cannot read {self.uri(path)}") from e
+            _failed(e, "read", self.uri(path), self._hint)
 
     def put(self, path: str, data: bytes) -> None:
         """Write ``data`` (a PUT is atomic: readers see the old object or the new one)."""
         try:
             obstore.put(self._store, path, data)
-        except BaseError as e:
-            raise _os_error(e, f"cannot write {self.uri(path)}") from e
+        except BaseException as e:
+            _failed(e, "write", self.uri(path), self._hint)
 
     def put_if_absent(self, path: str, data: bytes) -> bool:
         """Publish ``data`` at ``path`` with ``If-None-Match: *``; False when the object
@@ -163,8 +170,8 @@ class RemoteObjectStore:
             return True
         except (AlreadyExistsError, PreconditionError):
             return False
-        except BaseError as e:
-            raise _os_error(e, f"cannot write {self.uri(path)}") from e
+        except BaseException as e:
+            _failed(e, "write", self.uri(path), self._hint)
 
     def list(self, prefix: str) -> list[str]:
         """Names directly under ``prefix`` (objects and "directories"), sorted."""
@@ -172,8 +179,8 @@ class RemoteObjectStore:
             listed = obstore.list_with_delimiter(self._store, prefix or None)
         except FileNotFoundError:
             return []
-        except BaseError as e:
-            raise _os_error(e, f"cannot list {self.uri(prefix)}") from e
+        except BaseException as e:
+            _failed(e, "list", self.uri(prefix), self._hint)
         names = [o["path"].rsplit("/", 1)[-1] for o in listed["objects"]]
         names.extend(p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"])
         return sorted(n for n in names if n)
@@ -183,8 +190,8 @@ class RemoteObjectStore:
             return obstore.head(self._store, path)
         except FileNotFoundError:
             raise
-        except BaseError as e:
-            raise _os_error(e, f"cannot look at {self.uri(path)}") from e
+        except BaseException as e:
+            _failed(e, "look at", self.uri(path), self._hint)
 
     def exists(self, path: str) -> bool:
         try:
@@ -198,8 +205,8 @@ class RemoteObjectStore:
             obstore.delete(self._store, path)
         except FileNotFoundError:
             pass
-        except BaseError as e:
-            raise _os_error(e, f"cannot delete {self.uri(path)}") from e
+        except BaseException as e:
+            _failed(e, "delete", self.uri(path), self._hint)
 
     def size(self, path: str) -> int:
         return int(self._head(path)["size"])
@@ -223,8 +230,8 @@ class RemoteObjectStore:
                     out.append(FileInfo(path, int(meta["size"]), ns))
         except FileNotFoundError:
             return []
-        except BaseError as e:
-            raise _os_error(e, f"cannot list {self.uri(prefix)}") from e
+        except BaseException as e:
+            _failed(e, "list", self.uri(prefix), self._hint)
         return sorted(out, key=lambda f: f.path)
 
     @staticmethod
