@@ -5,23 +5,35 @@ through obstore, which wraps the Rust ``object_store`` crate that Lance itself u
 Manifests are published with a conditional PUT (``If-None-Match: *``): when two writers
 race for one version, the store accepts exactly one and answers 412 to the other, which
 then rebases (commit/committer.py), exactly as on the local file system. Data files are
-written and read by pylance's file codec, which is handed :meth:`RemoteObjectStore.uri`
+written and read by pylance's file codec, which is handed :attr:`RemoteObjectStore.codec_root`
 and the same storage options.
+
+Every failure is a :class:`~lance_semantic.errors.StorageError` naming the operation and
+the object (a missing object stays ``FileNotFoundError``). A request that is idempotent
+(GET, HEAD, LIST, DELETE, a plain PUT) is tried again, up to :data:`ATTEMPTS` times in all
+with a short backoff, when it fails in a way that may not last (obstore's ``GenericError``:
+a connection reset, a lost or late answer, a body cut short, a 5xx after the client's own
+retries): the client does not retry a LIST whose body was cut short, nor a DELETE (S3's
+bulk ``POST ?delete``) whose answer was lost, and a DELETE tried again settles it (an
+object already gone is deleted). A conditional PUT is never tried again here:
+``storage/conditional.py`` settles those by reading back.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote
 
 import obstore
 from obstore.exceptions import (
     AlreadyExistsError,
     BaseError,
+    GenericError,
     PreconditionError,
     UnknownConfigurationKeyError,
 )
@@ -33,7 +45,24 @@ from .options import StoreSettings, check_values, store_settings
 from .panics import first_line, guarded, is_panic
 from .uris import REMOTE_SCHEMES
 
-__all__ = ["RemoteObjectStore", "REMOTE_SCHEMES"]
+__all__ = ["RemoteObjectStore", "REMOTE_SCHEMES", "ATTEMPTS"]
+
+_T = TypeVar("_T")
+
+#: tries of an idempotent request that fails in a way that may not last, and the pauses
+#: between them (seconds)
+ATTEMPTS = 3
+_BACKOFF = (0.05, 0.25)
+#: failures that will not pass by trying again (the request cannot be built, a bad setting)
+_LASTING = re.compile(r"builder error|Config error", re.IGNORECASE)
+#: a ranged read starting at or past the end of the object (S3 answers 416)
+_PAST_END = re.compile(r"\b416\b|not satisfiable|InvalidRange|range starting at", re.IGNORECASE)
+
+
+def _transient(e: BaseException) -> bool:
+    """Whether failure ``e`` of a request may not happen again (obstore's GenericError:
+    the network, the server's answer; not a panic, a refusal or a bad configuration)."""
+    return isinstance(e, GenericError) and not _LASTING.search(str(e))
 
 
 def _failed(e: BaseException, operation: str, path: str, hint: str = "") -> NoReturn:
@@ -133,34 +162,45 @@ class RemoteObjectStore:
             f"{self.uri(path)} as a local file (an object store has no local paths)"
         )
 
+    def _idempotent(self, operation: str, path: str, call: Callable[[], _T]) -> _T:
+        """``call()``, a request that may be made again, tried up to :data:`ATTEMPTS` times
+        while it fails in a way that may not last; a missing object stays
+        ``FileNotFoundError``, any other failure is a StorageError (``_failed``)."""
+        for attempt in range(ATTEMPTS):
+            try:
+                return call()
+            except FileNotFoundError:
+                raise
+            except BaseException as e:
+                if attempt + 1 < ATTEMPTS and _transient(e):
+                    time.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
+                    continue
+                _failed(e, operation, self.uri(path), self._hint)
+        raise AssertionError("unreachable")  # (the last attempt returns or raises)
+
     def get(self, path: str) -> bytes:
-        try:
-            return bytes(obstore.get(self._store, path).bytes())
-        except FileNotFoundError:
-            raise
-        except BaseException as e:
-            _failed(e, "read", self.uri(path), self._hint)
+        return self._idempotent("read", path, lambda: bytes(obstore.get(self._store, path).bytes()))
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes of ``path`` from ``offset`` (one ranged GET; fewer bytes
         where the object ends)."""
         if length <= 0:
             return b""
-        try:
-            return bytes(obstore.get_range(self._store, path, start=offset, length=length))
-        except FileNotFoundError:
-            raise
-        except BaseException as e:
-            if isinstance(e, BaseError) and "range" in str(e).lower():  # past the end
-                return b""
-            _failed(e, "read", self.uri(path), self._hint)
+
+        def ranged() -> bytes:
+            try:
+                return bytes(obstore.get_range(self._store, path, start=offset, length=length))
+            except BaseError as e:
+                if _PAST_END.search(str(e)):
+                    return b""
+                raise
+
+        return self._idempotent("read", path, ranged)
 
     def put(self, path: str, data: bytes) -> None:
-        """Write ``data`` (a PUT is atomic: readers see the old object or the new one)."""
-        try:
-            obstore.put(self._store, path, data)
-        except BaseException as e:
-            _failed(e, "write", self.uri(path), self._hint)
+        """Write ``data`` (a PUT is atomic: readers see the old object or the new one; it
+        may be made again, as it leaves the same object)."""
+        self._idempotent("write", path, lambda: obstore.put(self._store, path, data))
 
     def put_if_absent(self, path: str, data: bytes) -> bool:
         """Publish ``data`` at ``path`` with ``If-None-Match: *``; False when the object
@@ -176,22 +216,17 @@ class RemoteObjectStore:
     def list(self, prefix: str) -> list[str]:
         """Names directly under ``prefix`` (objects and "directories"), sorted."""
         try:
-            listed = obstore.list_with_delimiter(self._store, prefix or None)
+            listed = self._idempotent(
+                "list", prefix, lambda: obstore.list_with_delimiter(self._store, prefix or None)
+            )
         except FileNotFoundError:
             return []
-        except BaseException as e:
-            _failed(e, "list", self.uri(prefix), self._hint)
         names = [o["path"].rsplit("/", 1)[-1] for o in listed["objects"]]
         names.extend(p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"])
         return sorted(n for n in names if n)
 
     def _head(self, path: str) -> Any:
-        try:
-            return obstore.head(self._store, path)
-        except FileNotFoundError:
-            raise
-        except BaseException as e:
-            _failed(e, "look at", self.uri(path), self._hint)
+        return self._idempotent("look at", path, lambda: obstore.head(self._store, path))
 
     def exists(self, path: str) -> bool:
         try:
@@ -201,12 +236,12 @@ class RemoteObjectStore:
             return False
 
     def delete(self, path: str) -> None:
+        """Remove ``path`` (nothing to do when it is missing). Tried again when its answer
+        is lost: the object is gone either way."""
         try:
-            obstore.delete(self._store, path)
+            self._idempotent("delete", path, lambda: obstore.delete(self._store, path))
         except FileNotFoundError:
             pass
-        except BaseException as e:
-            _failed(e, "delete", self.uri(path), self._hint)
 
     def size(self, path: str) -> int:
         return int(self._head(path)["size"])
@@ -220,19 +255,20 @@ class RemoteObjectStore:
     def walk(self, prefix: str) -> Sequence[FileInfo]:
         """Every object under ``prefix/`` (a recursive listing), sorted by path."""
         base = self._store_prefix(prefix)
-        out: list[FileInfo] = []
-        try:
+
+        def listing() -> list[FileInfo]:  # (all pages again on a retry)
+            out: list[FileInfo] = []
             for chunk in obstore.list(self._store, base):
                 for meta in chunk:
-                    path = meta["path"]
                     modified = meta["last_modified"]
                     ns = int(modified.timestamp()) * 1_000_000_000 + modified.microsecond * 1000
-                    out.append(FileInfo(path, int(meta["size"]), ns))
+                    out.append(FileInfo(meta["path"], int(meta["size"]), ns))
+            return out
+
+        try:
+            return sorted(self._idempotent("list", prefix, listing), key=lambda f: f.path)
         except FileNotFoundError:
             return []
-        except BaseException as e:
-            _failed(e, "list", self.uri(prefix), self._hint)
-        return sorted(out, key=lambda f: f.path)
 
     @staticmethod
     def _store_prefix(prefix: str) -> str | None:
