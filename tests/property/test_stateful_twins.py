@@ -16,8 +16,10 @@ ours with a library error.
 The flagged machine is in ``test_stateful_flagged.py``. Both are bounded for CI by the
 hypothesis settings here (``derandomize``: a fixed seed); for longer hunts set
 ``LANCE_SEMANTIC_STATEFUL_EXAMPLES`` / ``LANCE_SEMANTIC_STATEFUL_STEPS`` (examples, steps
-per example), ``LANCE_SEMANTIC_STATEFUL_SHRINK=0`` (report unshrunk, faster) and
-``LANCE_SEMANTIC_STATEFUL_LOG=<file>`` (every operation and its outcome).
+per example), ``LANCE_SEMANTIC_STATEFUL_RANDOM=1`` (other examples than CI's; with pytest's
+``--hypothesis-seed=N`` reproducible), ``LANCE_SEMANTIC_STATEFUL_SHRINK=0`` (report
+unshrunk, faster) and ``LANCE_SEMANTIC_STATEFUL_LOG=<file>`` (every operation and its
+outcome), e.g. ``LANCE_SEMANTIC_STATEFUL_EXAMPLES=400 LANCE_SEMANTIC_STATEFUL_STEPS=30``.
 """
 
 from __future__ import annotations
@@ -86,8 +88,8 @@ _NEW_BUGS = {
     "empty-partial-merge",
 }
 
-EXAMPLES = int(os.environ.get("LANCE_SEMANTIC_STATEFUL_EXAMPLES", "6"))
-STEPS = int(os.environ.get("LANCE_SEMANTIC_STATEFUL_STEPS", "16"))
+EXAMPLES = int(os.environ.get("LANCE_SEMANTIC_STATEFUL_EXAMPLES", "10"))
+STEPS = int(os.environ.get("LANCE_SEMANTIC_STATEFUL_STEPS", "20"))
 #: ``LANCE_SEMANTIC_STATEFUL_SHRINK=0`` reports failures unshrunk (faster bug hunts)
 PHASES = (
     tuple(Phase)
