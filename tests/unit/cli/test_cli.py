@@ -101,8 +101,10 @@ def _in_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
     shown, asked = b"", False
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 0.2)
-        if ready:
+        # poll, not select: by this point of a full run the descriptor may be past 1024
+        ready = select.poll()
+        ready.register(leader, select.POLLIN | select.POLLHUP)
+        if ready.poll(200):
             try:
                 chunk = os.read(leader, 4096)
             except OSError:  # the terminal closed: the process is gone
