@@ -64,7 +64,7 @@ from lance.file import LanceFileReader  # noqa: E402
 
 import lance_semantic as ls  # noqa: E402
 import lance_semantic.write.fragments as _fragments_mod  # noqa: E402
-from lance_semantic.read.convert import resolve_converter  # noqa: E402
+from lance_semantic.codecs.convert import resolve_converter
 from lance_semantic.storage.datafile import WrittenFile  # noqa: E402
 from lance_semantic.write.boundary import bind_input, to_physical  # noqa: E402
 

@@ -21,12 +21,12 @@ import pyarrow as pa
 import pytest
 
 import lance_semantic as ls
+from lance_semantic.codecs import convert
 from lance_semantic.commit.committer import commit
 from lance_semantic.dataset import compaction
 from lance_semantic.dataset.compaction import CompactionMetrics
 from lance_semantic.errors import NotSupportedYetError
 from lance_semantic.manifest.model import Delete, DeletionFile
-from lance_semantic.read import convert
 from lance_semantic.schema.field import Field
 from lance_semantic.schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
 from lance_semantic.storage.deletions import write_deleted_rows

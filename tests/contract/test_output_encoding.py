@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 import lance_semantic as ls
+from lance_semantic.codecs import convert
 from lance_semantic.manifest.codec import decode_manifest_file, encode_manifest_file
-from lance_semantic.read import convert
 from lance_semantic.schema.field import TableSchema, freeze_metadata
 
 KEYS = [

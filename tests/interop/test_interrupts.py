@@ -31,8 +31,8 @@ from tests.interrupt_support import Interrupt, in_main_thread, in_thread, on_eve
 
 import lance_semantic as ls
 from lance_semantic.dataset import mutation_scan
-from lance_semantic.dataset.evolution_sql import ColumnExpression
-from lance_semantic.dataset.expressions import MatchCondition, SqlExpression
+from lance_semantic.query.expressions import MatchCondition, SqlExpression
+from lance_semantic.query.projection import ColumnExpression
 from lance_semantic.read import prefetch, readers
 from lance_semantic.read import scan as read_scan
 from lance_semantic.storage import datafile

@@ -191,7 +191,7 @@ def test_empty_table_and_no_fragments(tmp_path: Path) -> None:
 def test_a_filter_over_thousands_of_terms_is_parsed_once(
     monkeypatch: pytest.MonkeyPatch, tables: dict
 ) -> None:
-    from lance_semantic.dataset import expressions
+    from lance_semantic.query import expressions
 
     calls = []
     parse = expressions.parse_expression

@@ -23,7 +23,7 @@ import pytest
 
 import lance_semantic as ls
 
-convert = importlib.import_module("lance_semantic.read.convert")
+convert = importlib.import_module("lance_semantic.codecs.convert")
 
 LAYOUTS = {
     "utf8": pa.string(),

@@ -18,9 +18,11 @@ ALLOWED: dict[str, set[str]] = {
     "schema": {"errors", "_typing", "types"},
     "codecs": {"errors", "_typing", "types"},
     "manifest": {"errors", "_typing", "types", "schema"},
+    # the query engine (SQL, filters, projections): beside manifest and storage, below read
+    "query": {"errors", "_typing", "types", "schema", "codecs"},
     "storage": {"errors", "_typing", "types", "schema", "codecs"},
     "write": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
-    "read": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
+    "read": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage", "query"},
     "commit": {"errors", "_typing", "types", "schema", "manifest", "storage"},
     "dataset": {
         "errors",
@@ -33,6 +35,7 @@ ALLOWED: dict[str, set[str]] = {
         "write",
         "read",
         "commit",
+        "query",
     },
     "cli": {"errors", "_typing", "dataset", "manifest", "schema"},
 }

@@ -40,12 +40,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 
+from ..codecs.convert import Converter, convert_batch, identity
 from ..commit.committer import commit
 from ..errors import NotSupportedYetError, WriteError
 from ..manifest import flags
 from ..manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
 from ..read.blob_descriptors import BlobAwareReader
-from ..read.convert import Converter, convert_batch, identity
 from ..read.deletions import deleted_rows
 from ..read.plan import Retag, merge_parts, plan_data_file, retag_array
 from ..schema.arrow import physical_field

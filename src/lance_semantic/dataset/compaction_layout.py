@@ -39,8 +39,8 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..read import convert
-from ..read.convert import Converter, DoesNotFit, encoding_name, identity, longest_list
+from ..codecs import convert
+from ..codecs.convert import Converter, DoesNotFit, encoding_name, identity, longest_list
 from ..schema.field import Field
 from ..write.boundary import declared_field
 

@@ -29,12 +29,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..codecs.kernel_layout import has_view
 from ..commit.committer import commit
 from ..errors import NotSupportedYetError
 from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Manifest, Merge, Project, preserves_nullability
 from ..read.output import output_field
-from ..read.views import has_view
 from ..schema.arrow import field_from_arrow, field_to_arrow
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import (

@@ -20,10 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..codecs.kernel_layout import has_view, to_kernel_layout
 from ..commit.committer import commit
 from ..errors import NotSupportedYetError
 from ..manifest.model import Manifest, Merge, preserves_nullability
-from ..read.views import has_view, to_kernel_layout
+from ..query.expressions import referenced_columns
+from ..query.projection import ColumnExpression, is_null_cast, stored_type
 from ..schema.arrow import assign_new_ids
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import check_reserved_names
@@ -39,8 +41,6 @@ from .evolution_common import (
     with_files,
     write_column_files,
 )
-from .evolution_sql import ColumnExpression, is_null_cast, stored_type
-from .expressions import referenced_columns
 from .scan import DEFAULT_BATCH_SIZE, plan_scan, project
 from .snapshot import Snapshot
 

@@ -31,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..codecs import convert
 from ..manifest.model import Fragment
-from ..read import convert
 from ..read.prefetch import WORKERS, ordered
 from ..read.readers import Readers
 from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows, per_fragment, read_together
@@ -40,7 +40,7 @@ from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
 
 if TYPE_CHECKING:
-    from .predicate import Predicate
+    from ..query.predicate import Predicate
 
 __all__ = [
     "EVAL_ROWS",

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..codecs.convert import resolve_converter
 from ..errors import InvalidJsonError
-from ..read.convert import resolve_converter
 from ..schema.field import Field
 from ..types.arrow_names import child_fields, with_child_fields
 from ..write.json_values import encode_json_values

@@ -20,6 +20,8 @@ from ..errors import (
     SchemaMismatchError,
 )
 from ..manifest.model import Manifest
+from ..query.expressions import MatchCondition, SqlExpression, referenced_columns
+from ..query.results import check_boolean_result
 from ..read.scan import ROW_OFFSET, FragmentReader
 from ..schema.blob import is_blob
 from ..schema.compatibility import match_input_fields
@@ -28,11 +30,7 @@ from ..write.blob_values import table_blob_inputs
 from ..write.boundary import bind_input
 from ..write.fragments import coerce_reader
 from ..write.json_values import has_json
-from .arguments import (
-    check_boolean_result,
-    check_optional_str,
-)
-from .expressions import MatchCondition, SqlExpression, referenced_columns
+from .arguments import check_optional_str
 from .json_inputs import conform_json, on_rows, plain_json
 from .mutation_scan import BATCH as _BATCH
 from .mutation_scan import rows_plan as _rows_plan

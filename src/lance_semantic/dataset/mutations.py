@@ -16,24 +16,21 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import pyarrow as pa
 
+from ..codecs.kernel_layout import to_kernel_layout
 from ..commit.committer import commit
 from ..errors import (
     InvalidJsonError,
     SchemaMismatchError,
 )
 from ..manifest.model import Delete, DeletionFile, Fragment, Manifest, Update
+from ..query.expressions import SqlExpression
+from ..query.results import cast_update_value, check_update_value
 from ..read.deletions import deleted_rows
 from ..read.scan import ROW_OFFSET, FragmentReader
-from ..read.views import to_kernel_layout
 from ..schema.field import Field
 from ..storage.deletions import write_deleted_rows
 from ..storage.uncommitted import UncommittedFiles
 from ..write.json_values import has_json
-from .arguments import (
-    cast_update_value,
-    check_update_value,
-)
-from .expressions import SqlExpression
 from .json_inputs import conform_json
 from .mutation_scan import matching_rows
 from .mutation_scan import rows_plan as _rows_plan

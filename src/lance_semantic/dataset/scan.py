@@ -20,20 +20,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..codecs.kernel_layout import kernel_schema, to_layout
 from ..errors import ColumnNotFoundError, InvalidExpressionError, ReadError
 from ..manifest.model import Fragment
+from ..query.expressions import referenced_columns
+from ..query.predicate import Predicate
+from ..query.projection import ColumnExpression
+from ..query.results import check_boolean_result
 from ..read.output import blob_values_schema, check_override_paths, output_schema
 from ..read.readers import Readers
 from ..read.readers import readers as kept_readers
 from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows
-from ..read.views import kernel_schema, to_layout
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
-from .arguments import check_boolean_result
-from .evolution_sql import ColumnExpression
-from .expressions import referenced_columns
 from .filtered_scan import drop_rows, filtered_batches, unfiltered_batches
-from .predicate import Predicate
 
 __all__ = [
     "Columns",

@@ -23,11 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
+from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
 from ..manifest import flags
 from ..manifest.model import Fragment
 from ..read.scan import FragmentReader
-from ..read.views import has_view, to_kernel_layout, to_layout
 from . import arguments as args
 from .scan import Columns, ScanPlan, plan_scan, run_scan
 from .snapshot import TableHandle

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..codecs import convert
+from ..codecs.convert import Converter, convert_batch, identity, nulls_of, resolve_converter
 from ..errors import CorruptTableError, NotSupportedYetError
 from ..manifest.model import Fragment
 from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
@@ -22,9 +24,7 @@ from ..storage import datafile
 from ..storage.datafile import DataFileReader, opened_file, unprojectable_columns
 from ..storage.object_store import ObjectStore
 from ..types.arrow_names import has_dictionary
-from . import convert
 from .blob_descriptors import BlobAwareReader
-from .convert import Converter, convert_batch, identity, nulls_of, resolve_converter
 from .deletions import deleted_rows
 from .plan import FilePlan, merge_parts, plan_data_file, retag_array
 

@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lance_semantic.dataset.expressions import SqlExpression, referenced_columns
 from lance_semantic.errors import InvalidExpressionError
+from lance_semantic.query.expressions import SqlExpression, referenced_columns
 
 
 def test_results_keep_row_order_for_large_batches() -> None:
@@ -34,7 +34,7 @@ def test_referenced_columns_skips_string_literals() -> None:
 
 
 def test_match_condition_sees_target_and_source_columns() -> None:
-    from lance_semantic.dataset.expressions import MatchCondition
+    from lance_semantic.query.expressions import MatchCondition
 
     target = pa.table({"v": [1, 5, None], "k": ["a", "b", "c"]})
     source = pa.table({"v": [2, 4, 9], "k": ["a", "b", "c"]})

@@ -14,9 +14,9 @@ import pytest
 from datafusion import SessionConfig, SessionContext
 
 import lance_semantic as ls
-from lance_semantic.dataset import expressions
-from lance_semantic.dataset.filter_kernels import compile_filter
-from lance_semantic.dataset.sql_parse import parse_expression
+from lance_semantic.query import expressions
+from lance_semantic.query.kernels import compile_filter
+from lance_semantic.query.sql_parse import parse_expression
 
 INTS = {"i8": pa.int8(), "i64": pa.int64(), "u16": pa.uint16(), "u64": pa.uint64()}
 STRS = {"s": pa.string(), "ls": pa.large_string()}

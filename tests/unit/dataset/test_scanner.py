@@ -18,12 +18,12 @@ import pyarrow.dataset as pds
 import pytest
 
 import lance_semantic as ls
-from lance_semantic.dataset.arrow_filters import expression_columns
 from lance_semantic.errors import (
     ColumnNotFoundError,
     InvalidExpressionError,
     NotSupportedYetError,
 )
+from lance_semantic.query.arrow_filters import expression_columns
 
 N = 50
 PER_FILE = 12  # fragments 0..4 of 12, 12, 12, 12, 2 rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lance_semantic.dataset.sql_dialect import referenced_names, to_datafusion
+from lance_semantic.query.sql_dialect import referenced_names, to_datafusion
 
 _NAMES = ["userId", "a", "A", "St", "has space", "count", "x"]
 

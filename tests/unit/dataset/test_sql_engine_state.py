@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lance_semantic.dataset.evolution_sql import ColumnExpression, is_null_cast
-from lance_semantic.dataset.expressions import MatchCondition, SqlExpression
+from lance_semantic.query.expressions import MatchCondition, SqlExpression
+from lance_semantic.query.projection import ColumnExpression, is_null_cast
 
 ROWS = 500_000  # 4 MB a column
 BATCHES = 40

@@ -11,11 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from lance_semantic.dataset.evolution_sql import (
-    _DICTIONARY_KEEPING,
-    ColumnExpression,
-    stored_type,
-)
+from lance_semantic.query.projection import _DICTIONARY_KEEPING, ColumnExpression, stored_type
 
 #: functions DataFusion 54 (pylance 14's engine) also returns a dictionary from: checked
 #: against pylance's add_columns (coalesce, nullif, greatest, least, nvl2 keep ``d``'s

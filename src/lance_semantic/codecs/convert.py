@@ -1,5 +1,5 @@
 """Lossless conversion from a data file's physical layout to a field's output layout
-(layer L4; spec "Output Encoding", "Contract and Invariants: Lossless conversion", and the
+(layer L2; spec "Output Encoding", "Contract and Invariants: Lossless conversion", and the
 failure row "The requested output layout cannot hold a value").
 
 A converter is resolved once per (file layout, output layout) pair and applied per batch
@@ -18,10 +18,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..codecs.json import decode_jsonb
 from ..errors import OutputEncodingOverflowError
 from ..types import layouts
 from ..types.casts import cast as safe_cast
+from .json import decode_jsonb
 
 __all__ = [
     "OFFSET_LIMIT",

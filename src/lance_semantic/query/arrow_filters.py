@@ -1,5 +1,5 @@
 """Filters given as ``pyarrow.compute.Expression`` (what DuckDB and Polars push down): the
-columns they reference (layer L5).
+columns they reference (layer L3).
 
 An Arrow expression does not list its field references. They are found by binding it
 against the empty table of a growing subset of the columns: each failed bind names one

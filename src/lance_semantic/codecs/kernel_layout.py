@@ -1,4 +1,4 @@
-"""The layout that Arrow's kernels run in (layer L4; spec "Output Encoding": views are
+"""The layout that Arrow's kernels run in (layer L2; spec "Output Encoding": views are
 output layouts only).
 
 pyarrow has no ``filter``, ``take``, ``index_in`` / ``is_in`` or hash-join kernel for

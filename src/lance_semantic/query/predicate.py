@@ -1,4 +1,4 @@
-"""The row filter of a scan (layer L5): a SQL string or a ``pyarrow.compute.Expression``,
+"""The row filter of a scan (layer L3): a SQL string or a ``pyarrow.compute.Expression``,
 compiled once per scan and applied per batch (``dataset.scan`` plans it,
 ``dataset.filtered_scan`` applies it)."""
 

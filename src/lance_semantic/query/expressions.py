@@ -1,5 +1,5 @@
 """SQL expressions over Arrow batches, in Lance's dialect, evaluated by DataFusion
-(layer L5; DESIGN §2.6). One engine serves filters, ``update`` and ``add_columns``.
+(layer L3; DESIGN §2.6). One engine serves filters, ``update`` and ``add_columns``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidExpressionError
-from .filter_kernels import Kernel, compile_filter
-from .filter_literals import check_filter_literals
+from .kernels import Kernel, compile_filter
+from .literals import check_filter_literals
 from .sql_dialect import referenced_names
 from .sql_parse import parse_expression
 

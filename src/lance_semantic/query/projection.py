@@ -1,5 +1,5 @@
 """SQL expressions that define new columns (``add_columns({"b": "a * 2"})``), evaluated the
-way pylance 14 evaluates them (layer L5).
+way pylance 14 evaluates them (layer L3).
 
 Lance parses the expression with DataFusion and then, before planning, coerces literals to
 the type of the column they meet (``resolve_expr`` / ``safe_coerce_scalar`` in
@@ -22,8 +22,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..codecs.kernel_layout import kernel_type, to_kernel_layout
 from ..errors import InvalidExpressionError
-from ..read.views import kernel_type, to_kernel_layout
 from ..types.arrow_names import has_dictionary
 from .sql_parse import parse_expression
 

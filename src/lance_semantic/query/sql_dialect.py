@@ -1,4 +1,4 @@
-"""Lance's SQL dialect, spelled for DataFusion (layer L5).
+"""Lance's SQL dialect, spelled for DataFusion (layer L3).
 
 pylance 14 reads user SQL (filters, ``update`` values and conditions, ``add_columns``,
 SQL projections, ``merge_insert`` conditions) with these rules, which DataFusion's own
