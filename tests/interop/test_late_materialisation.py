@@ -22,7 +22,7 @@ from lance.blob import blob_array, blob_field
 
 import lance_semantic as ls
 
-fs = importlib.import_module("lance_semantic.dataset.filtered_scan")
+fs = importlib.import_module("lance_semantic.read.row_streams")
 
 N = 600
 

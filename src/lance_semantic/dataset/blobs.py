@@ -11,7 +11,7 @@ import pyarrow as pa
 from ..errors import ColumnNotFoundError, ReadError
 from ..manifest.model import Manifest
 from ..read.blob_descriptors import fragment_blob_files
-from ..read.scan import FragmentReader
+from ..read.fragment_reader import FragmentReader
 from ..schema.blob import is_blob
 from ..storage.blobs import BlobFile
 from ..storage.object_store import ObjectStore

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
+from ..read.table_scan import Filter
 from . import arguments as args
 from . import evolution, maintenance, mutations
 from .compaction import DatasetOptimizer
@@ -19,7 +20,6 @@ from .handle import Handle
 from .maintenance import upgrade_dataset
 from .merge_insert import MergeInsertBuilder
 from .mutations import DeleteResult, UpdateResult
-from .scan import Filter
 
 __all__ = ["Changes"]
 

@@ -35,6 +35,7 @@ from ..errors import NotSupportedYetError
 from ..manifest.indices import index_field_ids
 from ..manifest.model import DataFile, Fragment, Manifest, Merge, Project, preserves_nullability
 from ..read.output import output_field
+from ..read.table_scan import DEFAULT_BATCH_SIZE, plan_scan
 from ..schema.arrow import field_from_arrow, field_to_arrow
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import (
@@ -61,7 +62,6 @@ from .evolution_common import (
     with_files,
     write_column_files,
 )
-from .scan import DEFAULT_BATCH_SIZE, plan_scan
 from .snapshot import Snapshot
 
 __all__ = [

@@ -26,6 +26,7 @@ from ..errors import NotSupportedYetError
 from ..manifest.model import Manifest, Merge, preserves_nullability
 from ..query.expressions import referenced_columns
 from ..query.projection import ColumnExpression, is_null_cast, stored_type
+from ..read.table_scan import DEFAULT_BATCH_SIZE, plan_scan, project
 from ..schema.arrow import assign_new_ids
 from ..schema.datafile import check_storage_version_support
 from ..schema.extensions import check_reserved_names
@@ -41,7 +42,6 @@ from .evolution_common import (
     with_files,
     write_column_files,
 )
-from .scan import DEFAULT_BATCH_SIZE, plan_scan, project
 from .snapshot import Snapshot
 
 __all__ = ["add_columns"]

@@ -19,8 +19,9 @@ import pyarrow as pa
 
 from ..errors import ColumnNotFoundError, NotSupportedYetError, SchemaEvolutionError
 from ..manifest.model import DataFile, Fragment, Manifest
+from ..read.fragment_reader import ROW_OFFSET, FragmentReader
 from ..read.output import blob_values_schema, output_schema
-from ..read.scan import ROW_OFFSET, FragmentReader
+from ..read.table_scan import plan_scan, run_scan
 from ..schema.arrow import schema_to_arrow
 from ..schema.datafile import data_file_field_ids
 from ..schema.field import Field, TableSchema
@@ -32,7 +33,6 @@ from ..types.layouts import OFFSET_LIMIT
 from ..write.blob_values import BlobPreparer, blob_columns
 from ..write.boundary import Boundary, check_file_layout
 from ..write.fragments import parse_storage_version, unsliced_array
-from .scan import plan_scan, run_scan
 from .snapshot import Snapshot
 
 __all__ = [

@@ -10,9 +10,9 @@ import pyarrow as pa
 
 from ..errors import ReadError
 from ..manifest.model import Fragment
+from ..read.table_scan import Columns, Filter, ScanPlan
 from .arguments import check_row_indices
 from .fragment_metadata import FragmentMetadata, as_fragment_metadata
-from .scan import Columns, Filter, ScanPlan
 from .snapshot import TableHandle
 
 __all__ = ["LanceFragment"]
@@ -172,8 +172,8 @@ class LanceFragment:
         >>> ds.get_fragment(0).take([1], columns=["s"]).to_pydict()
         {'s': ['b']}
         """
-        from ..read.scan import FragmentReader
-        from .scan import take_rows
+        from ..read.fragment_reader import FragmentReader
+        from ..read.table_scan import take_rows
 
         ds = self._ds
         plan = ds._plan(columns, None, output_encodings)

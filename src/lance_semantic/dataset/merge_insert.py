@@ -22,7 +22,7 @@ from ..errors import (
 from ..manifest.model import Manifest
 from ..query.expressions import MatchCondition, SqlExpression, referenced_columns
 from ..query.results import check_boolean_result
-from ..read.scan import ROW_OFFSET, FragmentReader
+from ..read.fragment_reader import ROW_OFFSET, FragmentReader
 from ..schema.blob import is_blob
 from ..schema.compatibility import match_input_fields
 from ..schema.field import TableSchema

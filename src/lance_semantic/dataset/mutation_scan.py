@@ -19,11 +19,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..manifest.model import Fragment
+from ..read.fragment_reader import (
+    ROW_ADDRESS,
+    ROW_OFFSET,
+    FragmentReader,
+    per_fragment,
+    read_together,
+)
 from ..read.prefetch import WORKERS, ordered
 from ..read.readers import readers
-from ..read.scan import ROW_ADDRESS, ROW_OFFSET, FragmentReader, per_fragment, read_together
-from .filtered_scan import fields_where
-from .scan import Filter, ScanPlan, plan_scan, run_scan
+from ..read.row_streams import fields_where
+from ..read.table_scan import Filter, ScanPlan, plan_scan, run_scan
 from .snapshot import Snapshot
 
 __all__ = ["BATCH", "matching_rows", "rows_plan", "scan"]

@@ -26,19 +26,19 @@ from ..manifest.model import Delete, DeletionFile, Fragment, Manifest, Update
 from ..query.expressions import SqlExpression
 from ..query.results import cast_update_value, check_update_value
 from ..read.deletions import deleted_rows
-from ..read.scan import ROW_OFFSET, FragmentReader
+from ..read.fragment_reader import ROW_OFFSET, FragmentReader
+from ..read.table_scan import Filter
 from ..schema.field import Field
 from ..storage.deletions import write_deleted_rows
 from ..storage.uncommitted import UncommittedFiles
 from ..write.json_values import has_json
+from ..write.target import write_rows
 from .json_inputs import conform_json
 from .mutation_scan import matching_rows
 from .mutation_scan import rows_plan as _rows_plan
 from .mutation_scan import scan as _scan
-from .scan import Filter
 from .snapshot import Snapshot
 from .source_rows import Origin, RowOrigins
-from .writing import write_rows
 
 __all__ = [
     "DeleteResult",

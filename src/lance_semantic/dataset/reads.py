@@ -15,13 +15,13 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import ReadError
-from ..read.scan import FragmentReader
+from ..read.fragment_reader import FragmentReader
+from ..read.table_scan import Columns, Filter, ScanPlan, plan_scan, run_scan, take_rows
 from ..storage.blobs import BlobFile
 from . import arguments as args
 from .blobs import take_blobs
 from .fragment import LanceFragment
 from .handle import Handle
-from .scan import Columns, Filter, ScanPlan, plan_scan, run_scan, take_rows
 from .scanner import TABLE_BATCH, Scanner, make_scanner
 
 __all__ = ["Reads"]

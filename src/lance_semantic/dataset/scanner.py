@@ -27,9 +27,9 @@ from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
 from ..manifest import flags
 from ..manifest.model import Fragment
-from ..read.scan import FragmentReader
+from ..read.fragment_reader import FragmentReader
+from ..read.table_scan import Columns, ScanPlan, plan_scan, run_scan
 from . import arguments as args
-from .scan import Columns, ScanPlan, plan_scan, run_scan
 from .snapshot import TableHandle
 
 if TYPE_CHECKING:

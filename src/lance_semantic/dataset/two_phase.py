@@ -40,10 +40,11 @@ from ..storage.object_store import ObjectStore, open_store
 from ..storage.uncommitted import UncommittedFiles
 from ..write.boundary import bind_input, check_file_layout
 from ..write.fragments import MAX_BYTES_PER_FILE, coerce_reader, parse_storage_version
+from ..write.target import write_rows, write_target
 from . import arguments as args
 from .fragment_metadata import FragmentMetadata, plain
 from .lance_operation import AnyOperation, LanceOperation
-from .writing import check_write_arguments, write_rows, write_target
+from .writing import check_write_arguments
 
 __all__ = ["write_fragments", "commit_operation"]
 

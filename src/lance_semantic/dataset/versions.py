@@ -20,7 +20,7 @@ from ..commit.committer import list_versions
 from ..errors import NotSupportedYetError
 from ..manifest.codec import decode_manifest_file
 from ..manifest.model import Manifest
-from ..read.scan import FragmentReader
+from ..read.fragment_reader import FragmentReader
 from ..storage import paths
 from ..storage.object_store import ObjectStore
 from . import arguments as args

@@ -23,7 +23,7 @@ import pyarrow as pa
 from ..manifest.model import Fragment
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
-from .scan import FragmentReader
+from .fragment_reader import FragmentReader
 
 __all__ = ["KEPT", "Readers", "clear", "readers"]
 

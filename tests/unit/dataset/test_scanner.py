@@ -145,7 +145,7 @@ def test_row_ids_through_take_and_dense_paths(
     dense path (every column read at once) is reached."""
     import importlib
 
-    fs = importlib.import_module("lance_semantic.dataset.filtered_scan")
+    fs = importlib.import_module("lance_semantic.read.row_streams")
     monkeypatch.setattr(fs, "WINDOW_ROWS", 4)
     monkeypatch.setattr(fs, "EVAL_ROWS", 6)
     monkeypatch.setattr(fs, "READ_BATCH", 3)

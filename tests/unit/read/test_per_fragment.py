@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lance_semantic.read.scan import per_fragment
+from lance_semantic.read.fragment_reader import per_fragment
 
 
 @pytest.mark.parametrize("seed", range(40))

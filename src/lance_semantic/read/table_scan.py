@@ -1,6 +1,6 @@
 """Scans: column selection (including nested paths, or SQL projections given as a mapping
 of output names to expressions), filters, offset and limit over the fragments of one
-version, streamed batch by batch (layer L5).
+version, streamed batch by batch (layer L4).
 
 Filters are SQL strings in Lance's dialect, evaluated per batch by DataFusion, or
 ``pyarrow.compute.Expression`` objects evaluated by Arrow. Filters and takes run in the
@@ -27,13 +27,13 @@ from ..query.expressions import referenced_columns
 from ..query.predicate import Predicate
 from ..query.projection import ColumnExpression
 from ..query.results import check_boolean_result
-from ..read.output import blob_values_schema, check_override_paths, output_schema
-from ..read.readers import Readers
-from ..read.readers import readers as kept_readers
-from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows
 from ..schema.field import Field, TableSchema
 from ..storage.object_store import ObjectStore
-from .filtered_scan import drop_rows, filtered_batches, unfiltered_batches
+from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
+from .output import blob_values_schema, check_override_paths, output_schema
+from .readers import Readers
+from .readers import readers as kept_readers
+from .row_streams import drop_rows, filtered_batches, unfiltered_batches
 
 __all__ = [
     "Columns",

@@ -1,5 +1,5 @@
 """The row streams of a scan: fragments read concurrently, filters with late
-materialisation (layer L5).
+materialisation (layer L4).
 
 Unfiltered: fragments that fit in one batch are read whole on the shared pool (pylance's
 reader releases the GIL), in groups spread over its threads, a few ahead of the consumer and
@@ -33,11 +33,11 @@ import pyarrow.compute as pc
 
 from ..codecs import convert
 from ..manifest.model import Fragment
-from ..read.prefetch import WORKERS, ordered
-from ..read.readers import Readers
-from ..read.scan import ROW_ADDRESS, FragmentReader, empty_rows, per_fragment, read_together
 from ..schema.field import Field
 from ..types.arrow_names import has_dictionary
+from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows, per_fragment, read_together
+from .prefetch import WORKERS, ordered
+from .readers import Readers
 
 if TYPE_CHECKING:
     from ..query.predicate import Predicate
