@@ -25,13 +25,13 @@ if "LANCE_LOG" not in _os.environ:
     _logging.getLogger("pylance").setLevel(_logging.INFO)  # as without LANCE_LOG
 
 from . import errors, fragment
-from .dataset.check import CheckReport, Problem, check
-from .dataset.cleanup import CleanupStats
 from .dataset.dataset import Dataset, FeatureFlags, dataset, upgrade, write_dataset
 from .dataset.fragment import LanceFragment
-from .dataset.lance_operation import LanceOperation
-from .dataset.maintenance import warm_up
+from .dataset.maintenance.codec_warm_up import warm_up
+from .dataset.maintenance.table_check import CheckReport, Problem, check
 from .dataset.scanner import Scanner
+from .dataset.versions.cleanup import CleanupStats
+from .dataset.writes.lance_operation import LanceOperation
 from .errors import (
     ColumnNotFoundError,
     CommitConflictError,

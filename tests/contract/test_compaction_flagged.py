@@ -23,8 +23,8 @@ import pytest
 import lance_semantic as ls
 from lance_semantic.codecs import convert
 from lance_semantic.commit.committer import commit
-from lance_semantic.dataset import compaction
-from lance_semantic.dataset.compaction import CompactionMetrics
+from lance_semantic.dataset.compaction import compact as compaction
+from lance_semantic.dataset.compaction.compact import CompactionMetrics
 from lance_semantic.errors import NotSupportedYetError
 from lance_semantic.manifest.model import Delete, DeletionFile
 from lance_semantic.schema.field import Field

@@ -25,7 +25,7 @@ import pytest
 from tests.fixtures.tables import all_types_table
 
 import lance_semantic as ls
-from lance_semantic.dataset.compaction import CompactionMetrics
+from lance_semantic.dataset.compaction.compact import CompactionMetrics
 from lance_semantic.errors import NotSupportedYetError, WriteError
 from lance_semantic.manifest.codec import decode_transaction
 from lance_semantic.manifest.model import ReserveFragments, Rewrite, Transaction
@@ -358,7 +358,7 @@ def test_concurrent_append_is_rebased_and_concurrent_delete_conflicts(
     """Another writer commits between our ReserveFragments and our Rewrite: an append
     commutes with the rewrite (pylance reads the result); a delete in a rewritten fragment
     makes the rewrite fail with nothing of ours left behind but the reservation."""
-    from lance_semantic.dataset import compaction
+    from lance_semantic.dataset.compaction import compact as compaction
 
     real = compaction.commit
     calls: list[str] = []

@@ -25,7 +25,7 @@ import pytest
 
 import lance_semantic as ls
 from lance_semantic.commit.committer import load_manifest
-from lance_semantic.dataset.evolution import (
+from lance_semantic.dataset.evolution.alter import (
     ColumnNotFoundError,
     SchemaEvolutionError,
     add_columns,

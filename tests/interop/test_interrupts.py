@@ -30,11 +30,11 @@ import pytest
 from tests.interrupt_support import Interrupt, in_main_thread, in_thread, on_every_thread
 
 import lance_semantic as ls
-from lance_semantic.dataset import mutation_scan
+from lance_semantic.dataset.mutations import rows_to_change as mutation_scan
 from lance_semantic.query.expressions import MatchCondition, SqlExpression
 from lance_semantic.query.projection import ColumnExpression
+from lance_semantic.read import fragment_reader as read_scan
 from lance_semantic.read import prefetch, readers
-from lance_semantic.read import scan as read_scan
 from lance_semantic.storage import datafile
 
 pytestmark = pytest.mark.interop

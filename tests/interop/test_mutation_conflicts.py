@@ -31,7 +31,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pytest
 
 import lance_semantic as ls
-from lance_semantic.dataset import retry
+from lance_semantic.dataset.core import retry
 from lance_semantic.manifest.codec import decode_manifest_file, read_inline_transaction
 from lance_semantic.storage.paths import parse_manifest_name
 
@@ -286,7 +286,7 @@ def test_delete_after_an_overwrite_is_not_re_run(
 ) -> None:
     """An overwrite replaced the table: an incompatible conflict, raised without a re-run,
     as pylance raises it."""
-    from lance_semantic.dataset import mutations
+    from lance_semantic.dataset.mutations import delete_update as mutations
 
     calls: list[str] = []
     real = mutations._delete

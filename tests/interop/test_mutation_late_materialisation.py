@@ -21,7 +21,7 @@ import pytest
 
 import lance_semantic as ls
 
-mutation_scan = importlib.import_module("lance_semantic.dataset.mutation_scan")
+mutation_scan = importlib.import_module("lance_semantic.dataset.mutations.rows_to_change")
 
 WHERE = {
     "none": "i < 0",

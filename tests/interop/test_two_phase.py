@@ -27,7 +27,7 @@ from lance.file import LanceFileReader
 from tests.fixtures.tables import all_types_table
 
 import lance_semantic as ls
-from lance_semantic.dataset.fragment_metadata import plain
+from lance_semantic.dataset.writes.fragment_metadata import plain
 from lance_semantic.manifest._pb import lance_table_pb2 as tpb
 from lance_semantic.manifest.codec import decode_manifest_file, encode_manifest_file
 

@@ -90,7 +90,24 @@ def test_module_imports_only_lower_layers(path: Path) -> None:
 
 #: packages whose modules must import each other without a circle (every import counts,
 #: also those under ``TYPE_CHECKING`` and inside functions)
-ACYCLIC = ["schema", "dataset"]
+#: the wings of ``dataset/``: packages of verbs grouped by family, below the facade
+WINGS = sorted(p.parent.name for p in (PKG / "dataset").glob("*/__init__.py"))
+#: the wings every other wing may import (a wing imports no other sibling)
+SHARED_WINGS = {"core"}
+#: what ``dataset/``'s root holds besides the wings: the public handles and their parts
+FACADE_FILES = {
+    "__init__",
+    "dataset",
+    "changes",
+    "history",
+    "reads",
+    "handle",
+    "scanner",
+    "fragment",
+    "blobs",
+    "arrow_dataset",
+}
+ACYCLIC = ["schema", "query", "read", "write", "dataset", *(f"dataset/{w}" for w in WINGS)]
 #: the modules of ``dataset/`` that may import the facade ``dataset/dataset.py``
 FACADE_IMPORTERS = {"__init__"}
 
@@ -165,3 +182,34 @@ def test_only_the_facade_imports_dataset_dataset() -> None:
     graph = _graph("dataset")
     bad = sorted(m for m, deps in graph.items() if "dataset" in deps)
     assert set(bad) <= FACADE_IMPORTERS, f"modules importing dataset/dataset.py: {bad}"
+
+
+def test_dataset_root_holds_the_facade_and_the_wings_only() -> None:
+    root = {p.stem for p in (PKG / "dataset").glob("*.py")}
+    assert root == FACADE_FILES
+    assert set(WINGS) >= {"core", "writes", "mutations", "evolution", "maintenance", "versions"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for w in WINGS for p in (PKG / "dataset" / w).glob("*.py")),
+    ids=lambda p: str(p.relative_to(PKG)),
+)
+def test_a_wing_imports_only_shared_wings_and_never_the_facade(path: Path) -> None:
+    wing = path.parent.name
+    bad = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = _absolute(path, node)
+        if module == "lance_semantic.dataset":  # "from .. import x": x is a root module
+            targets = [f"{module}.{a.name}" for a in node.names]
+        elif module.startswith("lance_semantic.dataset."):
+            targets = [module]
+        else:
+            continue
+        for target in targets:
+            part = target.split(".")[2]
+            if part != wing and part not in SHARED_WINGS:
+                bad.add(part)
+    assert not bad, f"{path.relative_to(PKG)} (wing {wing}) imports {sorted(bad)}"

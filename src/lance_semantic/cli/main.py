@@ -17,9 +17,9 @@ from importlib import metadata
 
 import lance_semantic
 
-from ..dataset.check import check
 from ..dataset.dataset import Dataset, dataset
-from ..dataset.maintenance import warm_up
+from ..dataset.maintenance.codec_warm_up import warm_up
+from ..dataset.maintenance.table_check import check
 from ..errors import LanceSemanticError
 from .demo import run_demo
 from .inspect import FRAGMENTS_SHOWN, format_inspect

@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 from ..read.table_scan import Filter
-from . import arguments as args
-from . import evolution, maintenance, mutations
-from .compaction import DatasetOptimizer
+from . import evolution, mutations
+from .compaction.compact import DatasetOptimizer
+from .core import arguments as args
 from .handle import Handle
-from .maintenance import upgrade_dataset
-from .merge_insert import MergeInsertBuilder
-from .mutations import DeleteResult, UpdateResult
+from .maintenance.output_encoding import set_output_encoding
+from .maintenance.upgrade import upgrade_dataset
+from .mutations.delete_update import DeleteResult, UpdateResult
+from .mutations.merge_insert import MergeInsertBuilder
 
 __all__ = ["Changes"]
 
@@ -53,7 +54,7 @@ class Changes(Handle):
         lance_semantic.errors.InvalidOutputEncodingError: field 's': invalid output encoding \
 'decimal128': decimal128 is an output encoding of decimal, not of string (valid: ...)
         """
-        self._advance(maintenance.set_output_encoding(self._snapshot(), field_path, encoding))
+        self._advance(set_output_encoding(self._snapshot(), field_path, encoding))
         return self
 
     def upgrade_semantic_types(self) -> Self:
@@ -128,7 +129,7 @@ class Changes(Handle):
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
         """A builder for an upsert keyed on the column(s) ``on`` (see
-        :class:`~lance_semantic.dataset.merge_insert.MergeInsertBuilder`).
+        :class:`~lance_semantic.dataset.mutations.merge_insert.MergeInsertBuilder`).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "s": ["a", "b"]}), "t.lance")

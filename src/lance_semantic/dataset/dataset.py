@@ -17,17 +17,17 @@ import pyarrow.dataset as pds
 from ..manifest.model import Manifest
 from ..storage.object_store import ObjectStore, open_store
 from ..write.fragments import MAX_BYTES_PER_FILE
-from . import arguments as args
 from . import arrow_dataset
 from .changes import Changes
+from .core import arguments as args
 from .handle import FeatureFlags
 from .history import History
-from .lance_operation import AnyOperation
-from .maintenance import upgrade_dataset
+from .maintenance.upgrade import upgrade_dataset
 from .reads import Reads
-from .tags import Reference, resolve_reference
-from .two_phase import commit_operation
-from .writing import write_snapshot
+from .versions.tags import Reference, resolve_reference
+from .writes.lance_operation import AnyOperation
+from .writes.two_phase import commit_operation
+from .writes.write_dataset import write_snapshot
 
 __all__ = ["Dataset", "dataset", "write_dataset", "upgrade", "FeatureFlags"]
 
@@ -225,7 +225,7 @@ class Dataset(Reads, Changes, History, pds.Dataset):
         rebased with the usual conflict rules. ``data_storage_version`` and
         ``semantic_types`` decide a created or overwritten table's format and flag as in
         ``write_dataset`` (default: the fragments' data storage version).
-        See :mod:`lance_semantic.dataset.two_phase`.
+        See :mod:`lance_semantic.dataset.writes.two_phase`.
 
         Raises
         ------

@@ -11,9 +11,9 @@ import pyarrow as pa
 from ..errors import ReadError
 from ..manifest.model import Fragment
 from ..read.table_scan import Columns, Filter, ScanPlan
-from .arguments import check_row_indices
-from .fragment_metadata import FragmentMetadata, as_fragment_metadata
-from .snapshot import TableHandle
+from .core.arguments import check_row_indices
+from .core.snapshot import TableHandle
+from .writes.fragment_metadata import FragmentMetadata, as_fragment_metadata
 
 __all__ = ["LanceFragment"]
 

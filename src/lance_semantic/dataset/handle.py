@@ -21,8 +21,8 @@ from ..manifest.model import Manifest
 from ..read.output import output_schema
 from ..schema.field import TableSchema
 from ..storage.object_store import ObjectStore
-from .retry import retrying
-from .snapshot import Snapshot
+from .core.retry import retrying
+from .core.snapshot import Snapshot
 
 __all__ = ["Handle", "FeatureFlags"]
 

@@ -9,13 +9,13 @@ from datetime import timedelta
 from typing import Self
 
 from ..commit.committer import list_versions, load_manifest
-from . import arguments as args
-from .cleanup import CleanupStats, cleanup_old_versions
+from .core import arguments as args
 from .handle import Handle
-from .indices import IndexInformation, list_indices
-from .maintenance import restore_version
-from .tags import Reference, Tags, resolve_reference
-from .versions import LanceStats, Version, all_versions, version_entry
+from .indices.listing import IndexInformation, list_indices
+from .maintenance.restore import restore_version
+from .versions.cleanup import CleanupStats, cleanup_old_versions
+from .versions.listing import LanceStats, Version, all_versions, version_entry
+from .versions.tags import Reference, Tags, resolve_reference
 
 __all__ = ["History"]
 

@@ -18,8 +18,8 @@ from ..errors import ReadError
 from ..read.fragment_reader import FragmentReader
 from ..read.table_scan import Columns, Filter, ScanPlan, plan_scan, run_scan, take_rows
 from ..storage.blobs import BlobFile
-from . import arguments as args
 from .blobs import take_blobs
+from .core import arguments as args
 from .fragment import LanceFragment
 from .handle import Handle
 from .scanner import TABLE_BATCH, Scanner, make_scanner

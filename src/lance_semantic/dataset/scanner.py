@@ -29,8 +29,8 @@ from ..manifest import flags
 from ..manifest.model import Fragment
 from ..read.fragment_reader import FragmentReader
 from ..read.table_scan import Columns, ScanPlan, plan_scan, run_scan
-from . import arguments as args
-from .snapshot import TableHandle
+from .core import arguments as args
+from .core.snapshot import TableHandle
 
 if TYPE_CHECKING:
     from .fragment import LanceFragment

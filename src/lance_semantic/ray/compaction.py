@@ -18,8 +18,7 @@ from typing import Any
 import ray
 
 from ..commit.committer import load_manifest
-from ..dataset import arguments as args
-from ..dataset.compaction import (
+from ..dataset.compaction.compact import (
     CompactionMetrics,
     CompactionOptions,
     CompactionTask,
@@ -29,6 +28,7 @@ from ..dataset.compaction import (
     plan_compaction,
     rewrite_task,
 )
+from ..dataset.core import arguments as args
 from ..manifest import flags
 from ..manifest.model import Fragment
 from ..storage.object_store import open_store

@@ -19,11 +19,11 @@ from ray.data.block import BlockAccessor
 from ray.data.datasource.datasink import Datasink, WriteResult
 
 from ..commit.committer import latest_version
-from ..dataset import arguments as args
+from ..dataset.core import arguments as args
 from ..dataset.dataset import Dataset
-from ..dataset.fragment_metadata import FragmentMetadata
-from ..dataset.lance_operation import LanceOperation
-from ..dataset.two_phase import commit_operation, write_fragments
+from ..dataset.writes.fragment_metadata import FragmentMetadata
+from ..dataset.writes.lance_operation import LanceOperation
+from ..dataset.writes.two_phase import commit_operation, write_fragments
 from ..errors import DatasetExistsError
 from ..storage.object_store import open_store
 from ..write.fragments import MAX_BYTES_PER_FILE

@@ -21,7 +21,7 @@ from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource
 from ray.data.datasource.datasource import ReadTask
 
-from ..dataset import arguments as args
+from ..dataset.core import arguments as args
 from ..dataset.dataset import Dataset, dataset
 from ..read.table_scan import Columns
 from ._errors import library_errors_raised

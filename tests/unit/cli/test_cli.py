@@ -22,7 +22,7 @@ import pytest
 import lance_semantic as ls
 from lance_semantic.cli import main as cli
 from lance_semantic.cli.inspect import FRAGMENTS_SHOWN
-from lance_semantic.dataset import progress
+from lance_semantic.dataset.core import progress
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")
 ENV = {**os.environ, "PYTHONPATH": SRC}
@@ -256,7 +256,7 @@ def test_compact_shows_a_bar_on_a_terminal_only(tmp_path: Path) -> None:
         pa.table({"a": pa.array(range(300), pa.int64())}), forced, max_rows_per_file=10
     )
     script = (
-        "import sys; from lance_semantic.dataset import progress; progress.DELAY_SECONDS = 0; "
+        "import sys; from lance_semantic.dataset.core import progress; progress.DELAY_SECONDS = 0; "
         "from lance_semantic.cli.main import main; sys.exit(main(sys.argv[1:]))"
     )
     piped = subprocess.Popen(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lance_semantic.dataset.source_rows import first_invalid_json_row
+from lance_semantic.dataset.mutations.source_rows import first_invalid_json_row
 from lance_semantic.schema.arrow import schema_from_arrow
 from lance_semantic.schema.field import Field
 

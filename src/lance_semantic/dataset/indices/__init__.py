@@ -1,0 +1,8 @@
+"""The indices of a table version (layer L5), as pylance 14 lists them."""
+
+from .listing import IndexInformation, list_indices
+
+__all__ = [
+    "IndexInformation",
+    "list_indices",
+]
