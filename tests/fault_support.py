@@ -1,4 +1,4 @@
-"""In-process fault injection at every storage call of an operation (issue 28).
+"""In-process fault injection at every storage call of an operation.
 
 :class:`Faults` patches the storage calls a table operation makes on a local disk -- the
 store's gets, puts, put-if-absents, listings and deletes, and the data-file and sidecar

@@ -1,4 +1,4 @@
-"""Bad arguments get clear errors, and never move a table (issue 12, item 8).
+"""Bad arguments get clear errors, and never move a table.
 
 One table of bad calls over the public API: ``ls.dataset``, ``write_dataset``, ``upgrade``,
 every public verb of ``Dataset``, ``LanceFragment`` and the merge builder, compaction and the

@@ -384,7 +384,7 @@ def test_check_writer_boundary_invariant_a_refused_layout_in_a_data_file(tmp_pat
 
 
 def test_check_index_field_ids_exist(tmp_path: Path) -> None:
-    """An index on a field the schema no longer has (what drop_columns left before issue 12)
+    """An index on a field the schema no longer has (what drop_columns used to leave)
     is an ``index-field`` problem; pylance's filtered reads fail on such a table."""
     uri = str(tmp_path / "p")
     pds = lance.write_dataset(pa.table({"id": list(range(50)), "x": list(range(50))}), uri)

@@ -1,6 +1,6 @@
-"""Every accepted json input works wherever a json value enters a flagged table (issue 28
-item 3; spec "Value-transforming types", "Nested json ... through create, append, update,
-merge-insert, and take").
+"""Every accepted json input works wherever a json value enters a flagged table (spec
+"Value-transforming types", "Nested json ... through create, append, update, merge-insert,
+and take").
 
 Matrix: the input's layout (``arrow.json`` over utf8 / large_utf8 / utf8_view, pre-encoded
 JSONB: large_binary + ``lance.json``) x the column's recorded output encoding (none,

@@ -1,4 +1,4 @@
-"""Column order is free, also between the batches of one write (issue 28, item 6).
+"""Column order is free, also between the batches of one write.
 
 One write may bring batches (an iterable of batches, a list of tables, ...) whose columns,
 struct members, list items' struct members and map values' struct members come in other

@@ -1,4 +1,4 @@
-"""Deep filters do not kill the process (issue 12, item 7).
+"""Deep filters do not kill the process.
 
 A left-deep chain of ~9,000 ``OR`` terms used to overflow the stack inside DataFusion's
 parser (a segfault). Long ``AND`` / ``OR`` chains are now parsed in runs and joined as a

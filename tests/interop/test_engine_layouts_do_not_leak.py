@@ -1,4 +1,4 @@
-"""The SQL engine's layouts never reach a table (issue 28, item 5).
+"""The SQL engine's layouts never reach a table.
 
 DataFusion 55 computes many expressions in layouts of its own: views (``md5``, ``regexp_*``,
 ``CAST(x AS VARCHAR)``, ``arrow_cast(x, 'Utf8View')``, ``nvl`` ..., also as list items and

@@ -1,4 +1,4 @@
-"""Engines over ``ls.Dataset`` (issue 15 items 1 and 2): DuckDB's replacement scans and
+"""Engines over ``ls.Dataset``: DuckDB's replacement scans and
 ``polars.scan_pyarrow_dataset`` push their projection and filter into our scan, and every
 result equals what the same engine gives over pylance's dataset of the same (legacy)
 table; ``pa.table(ds)`` and ``pl.DataFrame(ds)`` read through ``__arrow_c_stream__``;

@@ -1,4 +1,4 @@
-"""The everyday pylance verbs against stock pylance 14.0.2 (issue 15): ``head``,
+"""The everyday pylance verbs against stock pylance 14.0.2: ``head``,
 ``sample``, ``get_fragment``, ``checkout_latest``, ``list_indices`` / ``has_index``,
 ``stats.dataset_stats``, ``versions`` / ``get_version`` / ``version_refs``.
 

@@ -1,6 +1,6 @@
 """A filter that compares a column with a literal its type cannot hold unchanged is
-refused, as pylance 14 refuses it; every other filter gives pylance's rows (issue 15
-item 6). The matrix crosses column types (signed, unsigned and narrow integers, floats,
+refused, as pylance 14 refuses it; every other filter gives pylance's rows.
+The matrix crosses column types (signed, unsigned and narrow integers, floats,
 strings, booleans, dates, timestamps) with literal kinds and positions (either side, IN,
 BETWEEN, under AND / OR / NOT, arithmetic)."""
 

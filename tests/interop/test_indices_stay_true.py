@@ -1,4 +1,4 @@
-"""Indices stay true (issue 12, item 1): pylance builds the indices, we run the operation,
+"""Indices stay true: pylance builds the indices, we run the operation,
 pylance answers the queries (through the index) as it would after its own operation.
 
 - ``restore()`` commits the restored version's indices (and config, table metadata);

@@ -1,4 +1,4 @@
-"""A Ctrl-C anywhere in a read or a mutation leaves the process usable (issue 28 item 11).
+"""A Ctrl-C anywhere in a read or a mutation leaves the process usable.
 
 The class: a ``KeyboardInterrupt`` at any call of any function that takes or releases a
 shared resource -- DataFusion frames and registered tables, pylance file readers, the pool

@@ -1,4 +1,4 @@
-"""Fragment readers are kept from one scan to the next (``read.readers``, issue 13 item 1).
+"""Fragment readers are kept from one scan to the next (``read.readers``).
 
 A kept reader holds what its fragment needed before its first read (data files opened and
 planned, the deletion vector), so it must never serve a fragment, table schema or output

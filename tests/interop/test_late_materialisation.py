@@ -1,5 +1,5 @@
 """Filtered scans read the filter's columns first and the other columns only for matching
-rows (issue 13 item 2); unfiltered scans read fragments concurrently (item 1).
+rows; unfiltered scans read fragments concurrently.
 
 The class is tested as a matrix: filter selectivity x projection x layout (one fragment, many
 fragments) x deletions x window size (the default, and windows and evaluations of a few rows,

@@ -1,5 +1,4 @@
-"""Every committing operation, with a fault at every storage call it makes (issue 28,
-items 7, 9 and 13; the generator of their class).
+"""Every committing operation, with a fault at every storage call it makes.
 
 A fault is a full disk (``ENOSPC``) or Ctrl-C (``KeyboardInterrupt``), raised instead of
 the call or right after it took effect (the manifest published, then the fault), or a

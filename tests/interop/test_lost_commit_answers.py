@@ -1,4 +1,4 @@
-"""A manifest PUT whose answer is lost (issue 14; found by a faulty proxy in front of S3).
+"""A manifest PUT whose answer is lost.
 
 An object store client retries a PUT whose answer it did not get; when the first attempt
 had stored the manifest, the retry gets 412. Treating that 412 as a rival writer rebased

@@ -1,5 +1,4 @@
-"""merge_insert over the grid of sources and clauses, twinned with pylance 14.0.2 (issue 28
-item 4).
+"""merge_insert over the grid of sources and clauses, twinned with pylance 14.0.2.
 
 A pylance-written legacy table (three fragments; ``nn`` non-nullable) is copied; pylance
 runs a merge on one copy and lance-semantic on the other, for every combination of

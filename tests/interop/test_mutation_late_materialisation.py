@@ -1,5 +1,5 @@
 """Updates read the predicate's columns first and the whole rows only of the fragments with
-a match, taking them when they are few (``dataset.mutation_scan``, issue 13 item 2).
+a match, taking them when they are few (``dataset.mutations.rows_to_change``).
 
 The class: small fragments in groups, with deletions, a second data file, nested, list and
 dictionary columns, blob columns, flagged tables whose files hold every string layout;

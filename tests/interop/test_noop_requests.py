@@ -1,4 +1,4 @@
-"""Requests that change nothing commit nothing, as in pylance 14 (issue 12, item 6).
+"""Requests that change nothing commit nothing, as in pylance 14.
 
 ``update({})`` and a ``merge_insert`` with no ``when_*`` clause are refused with a
 ``ValueError`` by pylance ("No updates provided", "not configured to change the data in any

@@ -1,4 +1,4 @@
-"""pylance's everyday write surface, side by side with pylance (issue 15 items 2 and 6):
+"""pylance's everyday write surface, side by side with pylance:
 ``write_dataset`` arguments and inputs, ``merge_insert`` matched-row modes, results read
 as dicts, and the error classes users catch."""
 

@@ -1,4 +1,4 @@
-"""Reads leave no temporary file behind, interrupted or not (issue 28 item 13, read side).
+"""Reads leave no temporary file behind, interrupted or not.
 
 Blob columns are read through a *shadow table* (``read/blob_descriptors.py``): a manifest
 written into a temporary directory. Those directories stayed until the process exited (one

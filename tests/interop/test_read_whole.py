@@ -1,5 +1,5 @@
 """``storage.datafile.read_whole``: the reads of many small fragments, borrowed first and run
-back to back (issue 13 item 1). Every request gets its own rows exactly; a damaged file at
+back to back. Every request gets its own rows exactly; a damaged file at
 any position of the requests, found when its reader is opened or when its rows are read,
 is a ``CorruptTableError`` naming that file and no other; and the readers borrowed are
 given back, so the undamaged files read on afterwards, on this thread and on others."""

@@ -1,4 +1,4 @@
-"""An S3 table is configured as pylance 14 configures it (issue 28 item 8): the same
+"""An S3 table is configured as pylance 14 configures it: the same
 ``storage_options`` (every alias, any case, unknown keys ignored, ``aws_allow_http``) and the
 same environment variables (``AWS_ENDPOINT``, ``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_S3``,
 ``AWS_ALLOW_HTTP``, ``AWS_REGION``, ``AWS_DEFAULT_REGION``, the credentials, and the names

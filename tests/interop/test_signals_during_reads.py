@@ -1,5 +1,4 @@
-"""A signal during pylance's reads interrupts them and never shortens them (issue 28 item
-11).
+"""A signal during pylance's reads interrupts them and never shortens them.
 
 pylance 14's file reader ends a read early, with no error, when a signal handler raises
 while the read waits for its data (a Ctrl-C: ``_thread.interrupt_main`` below is what the

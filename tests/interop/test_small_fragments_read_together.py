@@ -1,5 +1,5 @@
 """Small fragments are read by one pylance call each and then joined, assembled and
-converted as one batch (``read.scan.read_together``, issue 13 item 1).
+converted as one batch (``read.fragment_reader.read_together``).
 
 The class: every run boundary a join can meet -- a data file layout that changes from one
 fragment to the next (flagged tables: utf8, large_utf8, utf8_view and dictionary input in

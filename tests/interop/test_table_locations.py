@@ -1,4 +1,4 @@
-"""Local table locations are read as pylance 14 reads them (issue 28 item 12): a plain path
+"""Local table locations are read as pylance 14 reads them: a plain path
 literally (``%20``, ``#``, ``?``, ``:``, ``%2F`` are characters of its name, relative to the
 working directory), a ``file:`` URI decoded as a URL (escapes, ``?`` / ``#`` end the path,
 ``\\`` is ``/``). Every name with such characters, in every form, both ways: pylance creates

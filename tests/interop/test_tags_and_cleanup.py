@@ -1,4 +1,4 @@
-"""Tags and ``cleanup_old_versions`` against stock pylance 14.0.2 as the oracle (issue 15).
+"""Tags and ``cleanup_old_versions`` against stock pylance 14.0.2 as the oracle.
 
 Tags: each library sees, moves and deletes the other's tags; the tag files have pylance's
 bytes (timestamps aside); errors match pylance's exception families.

@@ -1,4 +1,4 @@
-"""Stateful test of a flagged table against an in-memory model (issue 28).
+"""Stateful test of a flagged table against an in-memory model.
 
 The table (``semantic_types=True`` on data storage 2.2, a 2.3 table, or a legacy table
 upgraded with ``ls.upgrade``) holds one column of each kind the contract names: string,

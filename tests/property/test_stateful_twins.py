@@ -57,7 +57,7 @@ import lance_semantic as ls
 
 pytestmark = pytest.mark.interop
 
-#: The operations reaching issue 28's items 1-6 are all in the generators, ungated (their
+#: The operations that once lost or refused data are all in the generators, ungated (their
 #: fixes are merged): columns after a blob v2 column (1), view outputs of columns older
 #: fragments lack (2), json inputs of every layout through merge_insert / update (3), legacy
 #: merge_insert sources with repeated keys or without a non-nullable column (4), SQL

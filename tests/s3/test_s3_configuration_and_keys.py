@@ -1,4 +1,4 @@
-"""On S3 (a real SeaweedFS server), issue 28 items 8 and 12: a table configured as pylance
+"""On S3 (a real SeaweedFS server): a table configured as pylance
 users configure it, by the environment alone or by any spelling of the options, and tables
 whose keys hold characters a URI treats specially, both ways (pylance creates, we read,
 append data files and blob sidecars, delete, check; we create, pylance appends and reads),

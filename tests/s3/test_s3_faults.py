@@ -1,4 +1,4 @@
-"""S3 faults at every request of every committing operation (issue 28, items 9 and 10).
+"""S3 faults at every request of every committing operation.
 
 A real proxy (tests/s3/faulty_proxy.py) stands between the clients and the SeaweedFS
 server; both our metadata IO and pylance's data-file IO go through it. Each operation of

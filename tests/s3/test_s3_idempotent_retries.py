@@ -1,5 +1,5 @@
 """Our metadata IO (storage/remote_store.py) tries an idempotent request again when it fails
-in a way that may not last (issue 28, fault matrix item c): a fault at any such request
+in a way that may not last: a fault at any such request
 (GET, ranged GET, HEAD, LIST with and without delimiter, PUT, DELETE, which S3 makes a bulk
 ``POST ?delete``) gives the caller what a clean request gives, whether the client retries
 it itself or not (it does not retry a LIST whose body is cut short, nor a DELETE whose

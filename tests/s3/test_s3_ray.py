@@ -1,4 +1,4 @@
-"""``lance_semantic.ray`` on S3 (issue 16 item 5, "on S3 too"): Ray workers write fragments
+"""``lance_semantic.ray`` on S3: Ray workers write fragments
 to an ``s3://`` table, the driver commits once; read_lance and compact_files on it; pylance
 reads the result."""
 

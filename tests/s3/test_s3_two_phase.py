@@ -1,4 +1,4 @@
-"""Two-phase writes on S3 (issue 16 item 5, "on S3 too"): fragments written in spawned
+"""Two-phase writes on S3: fragments written in spawned
 processes to an ``s3://`` table and pickled back, one commit; a flagged create whose
 workers feed one column different layouts; a stale ``read_version`` append that rebases;
 pylance reads the legacy result."""

@@ -1,5 +1,5 @@
 """Every library error pickles and unpickles as the same class with the same message and
-attributes (issue 16 item 4): an error raised in a worker process or a Ray task reaches the
+attributes: an error raised in a worker process or a Ray task reaches the
 caller as itself, field path included."""
 
 from __future__ import annotations

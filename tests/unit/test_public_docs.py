@@ -1,4 +1,4 @@
-"""Every public name has a docstring with a doctested example (issue 15 item 4).
+"""Every public name has a docstring with a doctested example.
 
 The public surface is found by introspection, not listed by hand, so a new name cannot slip
 through undocumented:
@@ -193,7 +193,7 @@ def test_every_public_name_has_a_doctested_example() -> None:
 
 
 def test_the_surface_is_what_the_issue_names() -> None:
-    """The walk reaches the classes issue 15 names (a guard on the walk itself)."""
+    """The walk reaches the public classes (a guard on the walk itself)."""
     names, _, _, _ = _surface()
     for expected in (
         "lance_semantic.dataset.reads.Reads.to_table",

@@ -2,7 +2,7 @@
 kernels and the reference implementation (layer L2, private).
 
 JSONB is the databend ``jsonb`` crate's binary layout, as vendored by pylance 14
-(facts sheet §9). Every integer in it is big-endian.
+(docs/format/lance-format-facts.md §9). Every integer in it is big-endian.
 
 * A value is a *container*: a u32 header whose top three bits give its kind (array, object or
   scalar) and whose low 29 bits give its element count, followed by u32 JEntries and payloads.

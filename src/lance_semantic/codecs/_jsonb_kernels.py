@@ -122,7 +122,7 @@ def _cache_class() -> Any:
     except ImportError:  # pragma: no cover - numba moved its cache internals
         return None
 
-    class UserWideLocator(_SourceFileBackedLocatorMixin, _CacheLocator):  # type: ignore[misc]
+    class UserWideLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
         """One folder for every environment: keyed by the sources' text, not their path."""
 
         def __init__(self, py_func: Any, py_file: str) -> None:
@@ -136,10 +136,10 @@ def _cache_class() -> Any:
         def get_source_stamp(self) -> str:
             return _kernel_cache.source_digest()
 
-    class Impl(CompileResultCacheImpl):  # type: ignore[misc]
+    class Impl(CompileResultCacheImpl):
         _locator_classes = [UserWideLocator, *CompileResultCacheImpl._locator_classes]
 
-    class Cache(FunctionCache):  # type: ignore[misc]
+    class Cache(FunctionCache):
         _impl_class = Impl
 
     return Cache
@@ -172,8 +172,8 @@ def _inline(fn: Callable[..., Any]) -> Any:
     import os
 
     if os.environ.get("JX_INLINE") == "never":
-        return njit(nogil=True)(fn)  # type: ignore[no-any-return]
-    return njit(inline="always", nogil=True)(fn)  # type: ignore[no-any-return]
+        return njit(nogil=True)(fn)
+    return njit(inline="always", nogil=True)(fn)
 
 
 # ---- constants (numpy scalars keep numba's integer types exact) -------------------------------

@@ -10,7 +10,7 @@ Three functions, each over one Arrow array (the write boundary and the read proj
 through structs, lists and maps and call them on the json leaves):
 
 * :func:`encode_json` -- text -> JSONB, byte-identical to pylance 14 for every document both
-  accept (facts sheet §9); refuses invalid JSON with
+  accept (docs/format/lance-format-facts.md §9); refuses invalid JSON with
   :class:`~lance_semantic.errors.InvalidJsonError`.
 * :func:`decode_jsonb` -- JSONB -> text exactly as pylance 14 renders it.
 * :func:`validate_jsonb` -- checks pre-encoded ``lance.json`` input before it is stored as-is.

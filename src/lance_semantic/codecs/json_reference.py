@@ -5,7 +5,7 @@ value at a time. The fast path (numba kernels over Arrow buffers) must agree wit
 byte; the unit and property tests cross-check the two, and the fast path falls back to
 :func:`encode_value` for the rare document whose floats it cannot round exactly by itself.
 
-Rules (verified against pylance 14.0.2, see facts sheet §9):
+Rules (verified against pylance 14.0.2, see docs/format/lance-format-facts.md §9):
 
 * **Input** is RFC 8259 JSON: whitespace is space, tab, LF, CR; strings hold no raw control
   characters; numbers follow ``-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?``. (pylance's

@@ -1,5 +1,6 @@
 """Publish versions: find the latest manifest, write the transaction, and create the next
-manifest with an atomic put-if-absent, retrying on concurrent commits (layer L4; facts §1, §8).
+manifest with an atomic put-if-absent, retrying on concurrent commits (layer L4;
+docs/format/lance-format-facts.md §1, §8).
 """
 
 from __future__ import annotations

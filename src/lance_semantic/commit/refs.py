@@ -1,5 +1,5 @@
 """Tag files: ``_refs/tags/<name>.json``, read and written exactly as pylance 14 does
-(layer L4; facts §1 "Dataset directory layout").
+(layer L4; docs/format/lance-format-facts.md §1 "Dataset directory layout").
 
 A tag names one version of the table. Its file is pretty-printed JSON (two-space indent,
 no trailing newline) with the keys, in this order, ``branch`` (null: the main branch),

@@ -1,5 +1,6 @@
 """Apply a transaction to a manifest: a pure function from (base, operation) to the next
-manifest (layer L4; facts §3 "What pylance 14 actually writes per operation").
+manifest (layer L4; docs/format/lance-format-facts.md §3 "What pylance 14 actually writes per
+operation").
 
 Fragment ids of new fragments are assigned here, at commit time, from the base manifest's
 ``max_fragment_id`` high-water mark, so an operation can be rebased onto a newer version

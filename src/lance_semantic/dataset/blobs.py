@@ -1,4 +1,5 @@
-"""``Dataset.take_blobs``: blob values as seekable file objects (layer L5; facts §10)."""
+"""``Dataset.take_blobs``: blob values as seekable file objects (layer L5;
+docs/format/lance-format-facts.md §10)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def take_blobs(
             if mine.any():
                 offsets[mine] = reader.physical_offsets(idx[mine] - starts[i])
     else:
-        addr = _array(addresses)  # type: ignore[arg-type]
+        addr = _array(addresses)
         frag_ids, offsets = addr >> 32, addr & 0xFFFFFFFF
     out: list[BlobFile | None] = [None] * len(frag_ids)
     for fid in np.unique(frag_ids):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from operator import methodcaller
 from types import MappingProxyType
+from typing import TypeVar
 
 from google.protobuf.message import Message
 
@@ -226,9 +227,11 @@ def fragment_to_pb(target: tpb.DataFragment, frag: Fragment) -> None:
 _DECODED: dict[bytes, Fragment] = {}
 _ENCODED: dict[int, tuple[Fragment, bytes]] = {}  # id(fragment) -> (fragment, bytes)
 _CACHE_LIMIT = 262_144
+K = TypeVar("K")
+V = TypeVar("V")
 
 
-def _remember(cache: dict, key: object, value: object) -> None:
+def _remember(cache: dict[K, V], key: K, value: V) -> None:
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = value

@@ -1,5 +1,5 @@
 """Decode a manifest's fragments at the cost of what changed since the previous version
-(layer L3; issue 13 "fast commits and opens").
+(layer L3; the fast path of commits and opens).
 
 Consecutive versions of a table share almost all of their fragments, and both pylance (prost)
 and lance-semantic (upb) serialize a Manifest in field-number order: the schema (field 1),

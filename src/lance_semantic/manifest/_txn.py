@@ -1,4 +1,5 @@
-"""Transaction model <-> protobuf conversion (private, layer L3; facts §3, §8)."""
+"""Transaction model <-> protobuf conversion (private, layer L3; docs/format/lance-format-facts.md
+§3, §8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Bytes <-> model for manifest files and transactions (layer L3; facts §2, §3, §8).
+"""Bytes <-> model for manifest files and transactions (layer L3; docs/format/lance-format-facts.md
+§2, §3, §8).
 
 A manifest file, as pylance 14 writes it (all framing integers little-endian)::
 

@@ -1,10 +1,11 @@
-"""Reader / writer feature flags of a Lance manifest (layer L3; facts §6, DESIGN §2.4).
+"""Reader / writer feature flags of a Lance manifest (layer L3; docs/format/lance-format-facts.md
+§6, DESIGN §2.4).
 
 A manifest carries two 64-bit masks. A reader must refuse a table whose
 ``reader_feature_flags`` has a bit it does not implement, a writer one whose
 ``writer_feature_flags`` has such a bit. Bit meanings below are those of pylance 14.0.2
-as measured (facts §6); :data:`FLAG_SEMANTIC_TYPES` is lance-semantic's own, provisional
-bit for the Semantic Type Contract.
+as measured (docs/format/lance-format-facts.md §6); :data:`FLAG_SEMANTIC_TYPES` is lance-semantic's
+own, provisional bit for the Semantic Type Contract.
 
 >>> flag_names(FLAG_DELETION_FILES | FLAG_SEMANTIC_TYPES)
 ['deletion_files', 'semantic_types']

@@ -1,5 +1,5 @@
-"""The entries of a manifest's ``IndexSection``, decoded for reading (layer L3; facts §3
-"IndexSection / IndexMetadata").
+"""The entries of a manifest's ``IndexSection``, decoded for reading (layer L3;
+docs/format/lance-format-facts.md §3 "IndexSection / IndexMetadata").
 
 lance-semantic builds no index; this reads what pylance's indices record so that
 ``Dataset.list_indices`` reports them as pylance does and cleanup keeps their files. The

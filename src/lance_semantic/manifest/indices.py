@@ -1,4 +1,5 @@
-"""The field ids that a manifest's indices cover (layer L3; facts "IndexSection").
+"""The field ids that a manifest's indices cover (layer L3; docs/format/lance-format-facts.md
+"IndexSection").
 
 lance-semantic builds no index, but keeps pylance's indices true: a commit that removes a
 field removes the indices on it (as pylance's ``Project`` does), and a change that would

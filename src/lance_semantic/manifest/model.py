@@ -2,7 +2,8 @@
 
 These dataclasses are what the rest of lance-semantic sees of ``_versions/*.manifest`` and
 ``_transactions/*.txn`` files; :mod:`lance_semantic.manifest.codec` converts them to and from
-bytes (facts §2, §3, §8). Protobuf objects never leave the ``manifest`` package.
+bytes (docs/format/lance-format-facts.md §2, §3, §8). Protobuf objects never leave the ``manifest``
+package.
 
 Parts of a message that lance-semantic does not interpret (stable row-id sequences, base
 paths, branch, index metadata, newer fields) are kept as ``passthrough`` bytes: the serialized
@@ -79,7 +80,7 @@ class DataFile:
     """One ``.lance`` data file of a fragment; ``path`` is relative to ``<root>/data/``.
 
     ``fields`` are the field ids stored in the file in file column order and
-    ``column_indices`` the matching top-level column numbers (facts §4).
+    ``column_indices`` the matching top-level column numbers (docs/format/lance-format-facts.md §4).
 
     >>> import pyarrow as pa, lance_semantic as ls
     >>> ds = ls.write_dataset(pa.table({"id": [1], "s": ["a"]}), "t.lance")
@@ -112,9 +113,9 @@ class DataFile:
 
 @dataclass(frozen=True, slots=True)
 class DeletionFile:
-    """Tombstones of a fragment's deleted rows (facts §7): an Arrow IPC file of row
-    offsets (``"arrow"``) or a roaring bitmap (``"bitmap"``), named by the version it was
-    written at and an id.
+    """Tombstones of a fragment's deleted rows (docs/format/lance-format-facts.md §7): an Arrow IPC
+    file of row offsets (``"arrow"``) or a roaring bitmap (``"bitmap"``), named by the version it
+    was written at and an id.
 
     >>> import pyarrow as pa, lance_semantic as ls
     >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")

@@ -1,4 +1,4 @@
-"""Structural checks of a decoded manifest (layer L3; issue 12 "strict manifests").
+"""Structural checks of a decoded manifest (layer L3; strict manifests).
 
 A manifest that decodes can still describe an impossible table: two fragments with one id,
 more deleted rows than rows, a data file whose field ids and column indices disagree, a data

@@ -1,4 +1,4 @@
-"""Literals in filters keep their type, as in pylance (layer L3; issue 15 item 6).
+"""Literals in filters keep their type, as in pylance (layer L3).
 
 pylance 14 refuses a filter that compares a column with a literal whose value its type
 cannot hold unchanged (``id > '3'`` on an integer column, ``id = 2.0``, ``i8 < 300``,

@@ -1,4 +1,4 @@
-"""The one parser of user SQL expressions (layer L3; issue 12 items 5 and 7).
+"""The one parser of user SQL expressions (layer L3).
 
 Every user expression (filters, ``update`` values and ``where``, ``merge_insert``
 conditions, ``add_columns`` SQL, SQL projections) goes through :func:`parse_expression`,

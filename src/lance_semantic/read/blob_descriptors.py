@@ -1,4 +1,5 @@
-"""Blob columns of a data file, read as pylance's descriptors (layer L4; facts §10).
+"""Blob columns of a data file, read as pylance's descriptors (layer L4;
+docs/format/lance-format-facts.md §10).
 
 A blob column's data-file pages hold descriptors (blob v1: position and size in the data
 file; blob v2: kind, position, size, sidecar id and URI), and pylance returns exactly those

@@ -1,4 +1,5 @@
-"""Blob bytes as file objects (layer L4; facts §10): where each descriptor points.
+"""Blob bytes as file objects (layer L4; docs/format/lance-format-facts.md §10): where each
+descriptor points.
 
 Blob v1 descriptors locate bytes in the data file. Blob v2 descriptors have a kind: inline
 (in the data file), packed (a range of a sidecar), dedicated (a whole sidecar) or external
@@ -6,6 +7,8 @@ Blob v1 descriptors locate bytes in the data file. Blob v2 descriptors have a ki
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pyarrow as pa
 
@@ -21,7 +24,9 @@ __all__ = ["blob_file", "descriptors_to_values"]
 _INLINE, _PACKED, _DEDICATED, _EXTERNAL = 0, 1, 2, 3
 
 
-def blob_file(store: ObjectStore, data_file: str, field: Field, d: dict | None) -> BlobFile | None:
+def blob_file(
+    store: ObjectStore, data_file: str, field: Field, d: dict[str, Any] | None
+) -> BlobFile | None:
     """Where descriptor ``d`` of ``data_file`` points (None for a null value)."""
     if d is None:
         return None

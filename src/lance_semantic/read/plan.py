@@ -1,12 +1,12 @@
 """Resolve, once per data file, which file column holds which table field (layer L4).
 
 Semantics come from the table schema only: a data file's columns are matched to table
-fields through ``DataFile.fields`` (field ids in file column order, facts §4), never by
-name, so renamed and dropped columns resolve correctly. Nested struct members are matched
-the same way: a file column whose members were renamed or dropped since it was written gets
-a :class:`Retag`, which :func:`retag_array` applies to its arrays before conversion. A struct
-whose members live in several data files of a fragment (a nested type change writes the new
-member to a new file) is put together by :func:`merge_parts`.
+fields through ``DataFile.fields`` (field ids in file column order,
+docs/format/lance-format-facts.md §4), never by name, so renamed and dropped columns resolve
+correctly. Nested struct members are matched the same way: a file column whose members were renamed
+or dropped since it was written gets a :class:`Retag`, which :func:`retag_array` applies to its
+arrays before conversion. A struct whose members live in several data files of a fragment (a nested
+type change writes the new member to a new file) is put together by :func:`merge_parts`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def _is_blob_v2(f: pa.Field) -> bool:
 
 
 def id_entries(f: pa.Field, major: int, minor: int) -> int:
-    """How many ``DataFile.fields`` entries the file column ``f`` takes (facts §4)."""
+    """How many ``DataFile.fields`` entries the file column ``f`` takes
+    (docs/format/lance-format-facts.md §4)."""
     t = f.type
     if isinstance(t, pa.ExtensionType):
         t = t.storage_type

@@ -1,4 +1,5 @@
-"""Arrow schema <-> Lance field tree under the legacy rules (layer L2; facts §4, §5).
+"""Arrow schema <-> Lance field tree under the legacy rules (layer L2;
+docs/format/lance-format-facts.md §4, §5).
 
 Legacy rule: each ``logical_type`` string names exactly one Arrow type. This module converts
 both ways, assigning Lance field ids in pre-order and filling every ``lance.file.Field``
@@ -10,9 +11,10 @@ in :mod:`lance_semantic.schema.leaves` and the data-file column mapping
 (``data_file_field_ids``) in :mod:`lance_semantic.schema.datafile`; both are re-exported here.
 
 JSON columns (``arrow.json`` / ``lance.json``) are stored as logical ``json`` under the
-``lance.json`` extension keys and read back as ``arrow.json`` text (facts §9); blob columns
-(``lance-encoding:blob``, ``lance.blob.v2``) keep pylance's field tree and read back as
-pylance's descriptors (see :mod:`lance_semantic.schema.blob`).
+``lance.json`` extension keys and read back as ``arrow.json`` text
+(docs/format/lance-format-facts.md §9); blob columns (``lance-encoding:blob``, ``lance.blob.v2``)
+keep pylance's field tree and read back as pylance's descriptors (see
+:mod:`lance_semantic.schema.blob`).
 """
 
 from __future__ import annotations
@@ -316,7 +318,8 @@ def field_from_arrow(
     elif BLOB_METADATA_KEY in metadata and dt != pa.large_binary():
         # pylance treats the key as a blob marker whatever its value
         raise UnsupportedTypeError(path, str(dt), "blob v1 columns must be large_binary")
-    if extension_name in JSON_EXTENSIONS:  # stored as JSONB under lance.json (facts §9)
+    # stored as JSONB under lance.json (docs/format/lance-format-facts.md §9)
+    if extension_name in JSON_EXTENSIONS:
         logical = json_logical_type(dt, extension_name, path)
         metadata[EXTENSION_NAME_KEY] = b"lance.json"
         metadata[EXTENSION_METADATA_KEY] = b""
@@ -395,7 +398,8 @@ def assign_new_ids(new_fields: pa.Schema | Iterable[pa.Field], next_id: int) -> 
     """Top-level Fields for columns added to a table, ids counting up from ``next_id``.
 
     ``next_id`` is ``max_field_id + 1`` over the schema *and* every DataFile.fields entry
-    (facts §4); the caller computes it. Names are validated among the new fields only.
+    (docs/format/lance-format-facts.md §4); the caller computes it. Names are validated among the
+    new fields only.
     """
     fields = fields_from_arrow(new_fields, first_id=next_id)
     _check_top_level(fields)

@@ -1,4 +1,5 @@
-"""Blob columns in the table schema (layer L2; spec "Value-transforming types", facts §10).
+"""Blob columns in the table schema (layer L2; spec "Value-transforming types",
+docs/format/lance-format-facts.md §10).
 
 The contract only classifies blob; its representations belong to the Blob specification,
 and this module describes them the way pylance 14 stores and returns them:

@@ -1,4 +1,5 @@
-"""Which field ids a data file stores, per data storage version (layer L2; facts §4).
+"""Which field ids a data file stores, per data storage version (layer L2;
+docs/format/lance-format-facts.md §4).
 
 ``DataFile.fields`` lists the field ids of the file's columns in file column order and
 ``DataFile.column_indices`` the column each one is stored in:

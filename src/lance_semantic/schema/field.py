@@ -1,8 +1,9 @@
 """The table schema as a tree of fields with Lance field ids (layer L2).
 
 A Lance manifest stores the schema as a flat, pre-order list of ``lance.file.Field``
-messages linked by ``parent_id`` (facts §4). :class:`TableSchema` is the immutable tree built
-from that list; :meth:`TableSchema.flatten` gives the list back in the same order.
+messages linked by ``parent_id`` (docs/format/lance-format-facts.md §4). :class:`TableSchema` is
+the immutable tree built from that list; :meth:`TableSchema.flatten` gives the list back in the
+same order.
 """
 
 from __future__ import annotations

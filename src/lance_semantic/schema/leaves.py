@@ -1,4 +1,5 @@
-"""The logical_type vocabulary under the legacy rules (layer L2; facts §5).
+"""The logical_type vocabulary under the legacy rules (layer L2; docs/format/lance-format-facts.md
+§5).
 
 Each Arrow type is stored as one ``logical_type`` string and, legacy rule, each string names
 exactly one Arrow type. This module maps types both ways for the cases that need no child
@@ -42,7 +43,7 @@ BFLOAT16_EXTENSION = "lance.bfloat16"
 JSON_EXTENSIONS = frozenset({"arrow.json", "lance.json"})
 BLOB_METADATA_KEY = "lance-encoding:blob"
 
-# ---- The vocabulary tables (facts §5) ----
+# ---- The vocabulary tables (docs/format/lance-format-facts.md §5) ----
 
 #: logical_type -> Arrow type, for every type without parameters beyond its name
 _LEAF_ARROW: Mapping[str, pa.DataType] = MappingProxyType(
@@ -108,7 +109,8 @@ LIST_LOGICAL_TYPES: Mapping[str, Callable[[pa.Field], pa.DataType]] = MappingPro
 
 
 def encoding_of(logical_type: str) -> int:
-    """The ``Field.encoding`` pylance 14 writes for ``logical_type`` (facts §5)."""
+    """The ``Field.encoding`` pylance 14 writes for ``logical_type``
+    (docs/format/lance-format-facts.md §5)."""
     if logical_type.startswith("dict:"):
         return ENCODING["DICTIONARY"]
     return _ENCODING_BY_LOGICAL.get(logical_type, ENCODING["PLAIN"])
@@ -125,8 +127,8 @@ def _storage(dt: pa.DataType) -> pa.DataType:
 
 def json_logical_type(storage: pa.DataType, extension_name: str, path: str) -> str:
     """``json`` for ``arrow.json`` over utf8 / large_utf8 / utf8_view and for ``lance.json``
-    over large_binary (pre-encoded JSONB); other storage is refused (facts §9: plain
-    ``binary`` + ``lance.json`` is not JSON)."""
+    over large_binary (pre-encoded JSONB); other storage is refused
+    (docs/format/lance-format-facts.md §9: plain ``binary`` + ``lance.json`` is not JSON)."""
     text = (pa.string(), pa.large_string(), pa.string_view())
     if (extension_name == "arrow.json" and storage in text) or (
         extension_name == "lance.json" and storage == pa.large_binary()
@@ -139,7 +141,8 @@ def is_bfloat16(item: pa.Field) -> bool:
     """Whether a fixed-size list's item field holds ``lance.bfloat16`` values, in either form
     pylance reads return: the registered ``lance.arrow.BFloat16Type``, or (when
     ``lance.arrow`` is not imported) ``fixed_size_binary(2)`` storage whose field carries
-    ``ARROW:extension:name = lance.bfloat16``. Both are one type (facts §5)."""
+    ``ARROW:extension:name = lance.bfloat16``. Both are one type (docs/format/lance-format-facts.md
+    §5)."""
     return fsl_element_name(item) == BFLOAT16_EXTENSION
 
 
@@ -147,7 +150,7 @@ def is_bfloat16(item: pa.Field) -> bool:
 
 
 def logical_type_of(dt: pa.DataType, path: str) -> str:
-    """The Lance ``logical_type`` string of an Arrow type (facts §5).
+    """The Lance ``logical_type`` string of an Arrow type (docs/format/lance-format-facts.md §5).
 
     Extension types give the logical type of their storage. ``path`` names the field in
     errors.
@@ -311,7 +314,8 @@ def arrow_type_of_logical(logical_type: str, path: str = "") -> pa.DataType:
     if logical_type == "json":
         return pa.json_(pa.string())
     if logical_type == "blob":
-        # pylance 14 stores blob columns as large_binary / struct with markers (facts §10)
+        # pylance 14 stores blob columns as large_binary / struct with markers
+        # (docs/format/lance-format-facts.md §10)
         raise NotSupportedYetError("the logical type 'blob' (pylance 14 never writes it)")
     leaf = _LEAF_ARROW.get(logical_type)
     if leaf is not None:

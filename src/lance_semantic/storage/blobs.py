@@ -1,4 +1,4 @@
-"""Blob bytes outside the data file's pages (layer L3; facts §10).
+"""Blob bytes outside the data file's pages (layer L3; docs/format/lance-format-facts.md §10).
 
 :class:`BlobSidecarWriter` writes the sidecar files of one data file through pylance's
 file-level blob writers: ``data/<data-file-stem>/<blob_id, 32 binary digits, least

@@ -1,4 +1,5 @@
-"""Deletion files: the row offsets of a fragment that are deleted (layer L3; facts §7).
+"""Deletion files: the row offsets of a fragment that are deleted (layer L3;
+docs/format/lance-format-facts.md §7).
 
 Fewer than :data:`BITMAP_THRESHOLD` deleted rows are stored as a ZSTD-compressed Arrow IPC
 file holding one non-nullable ``row_id: uint32`` column; from the threshold on, as a
@@ -49,7 +50,9 @@ def read_deleted_rows(
         raise CorruptTableError(path, f"not a readable deletion file: {e}") from e
     if not table.schema.equals(_SCHEMA):
         raise CorruptTableError(
-            path, f"deletion file schema is {table.schema}, expected {_SCHEMA} (facts §7)"
+            path,
+            f"deletion file schema is {table.schema}, expected {_SCHEMA} "
+            "(docs/format/lance-format-facts.md §7)",
         )
     rows = table.column(0).to_numpy()
     return np.sort(rows.astype(np.uint32, copy=False))

@@ -1,4 +1,5 @@
-"""Names of the files of a Lance table directory (layer L3; facts §1, §7, §8).
+"""Names of the files of a Lance table directory (layer L3; docs/format/lance-format-facts.md §1,
+§7, §8).
 
 Pure functions: no IO. Manifests use the V2 naming scheme for new tables
 (``u64::MAX - version``, zero-padded to 20 digits) and are read in either scheme.
@@ -83,7 +84,8 @@ def parse_manifest_name(name: str) -> tuple[int, NamingScheme] | None:
 
 
 def new_data_file_name() -> str:
-    """A fresh data file name shaped like pylance's (facts §1): 24 bits, then 26 hex digits.
+    """A fresh data file name shaped like pylance's (docs/format/lance-format-facts.md §1): 24
+    bits, then 26 hex digits.
 
     >>> len(new_data_file_name())
     56

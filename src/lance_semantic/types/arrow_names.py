@@ -2,9 +2,9 @@
 
 Spec "Data Files and the Physical Schema": a data file records its exact physical layout with
 the existing Arrow-mapped strings (``large_string``, ``dict:string:int16:false``,
-``decimal:128:10:2`` ...; facts §5). This module maps unchanged primitive types to their one
-Arrow type and names any Arrow layout in that vocabulary, for error messages and for
-fixed-size-list element strings. The policy tables live in :mod:`.layouts`.
+``decimal:128:10:2`` ...; docs/format/lance-format-facts.md §5). This module maps unchanged
+primitive types to their one Arrow type and names any Arrow layout in that vocabulary, for error
+messages and for fixed-size-list element strings. The policy tables live in :mod:`.layouts`.
 
 >>> layout_name(arrow_type_of_primitive(Primitive.timestamp("us", "UTC")))
 'timestamp:us:UTC'

@@ -1,4 +1,5 @@
-"""The Arrow layouts writers hand over for blob columns (layer L1; facts §10).
+"""The Arrow layouts writers hand over for blob columns (layer L1;
+docs/format/lance-format-facts.md §10).
 
 The contract only classifies blob as value-transforming; the Blob specification defines
 these layouts. Blob v1 takes ``large_binary``; blob v2 (the ``lance.blob.v2`` extension)

@@ -57,10 +57,10 @@ __all__ = [
 
 Kind: TypeAlias = Literal["unchanged", "representation", "value_transforming"]
 
-#: unit spellings of timestamp and duration types (facts §5)
+#: unit spellings of timestamp and duration types (docs/format/lance-format-facts.md §5)
 TIME_UNITS = ("s", "ms", "us", "ns")
 
-#: every primitive logical_type without parameters (facts §5)
+#: every primitive logical_type without parameters (docs/format/lance-format-facts.md §5)
 PRIMITIVE_NAMES: frozenset[str] = frozenset(
     {
         "null",

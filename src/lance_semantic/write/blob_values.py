@@ -1,4 +1,5 @@
-"""Blob values on the write path (layer L4; spec "Value-transforming types", facts §10).
+"""Blob values on the write path (layer L4; spec "Value-transforming types",
+docs/format/lance-format-facts.md §10).
 
 Blob is value-transforming: blob v1 bytes pass to the encoder unchanged, but blob v2 values
 are turned, per data file, into the *prepared* layout pylance's blob v2 encoder takes: each

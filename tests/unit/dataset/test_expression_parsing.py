@@ -1,5 +1,5 @@
 """Every user SQL expression is parsed as exactly one expression, never pasted into SQL
-text (issue 12, item 5): injection strings are an ``InvalidExpressionError`` at every
+text: injection strings are an ``InvalidExpressionError`` at every
 expression entry point, and the table's version does not move."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Simple filters computed by Arrow kernels (``dataset.filter_kernels``, issue 13 item 2)
+"""Simple filters computed by Arrow kernels (``query.kernels``)
 give exactly DataFusion's values, nulls included, on every row: random filters of every
 supported form over random batches with nulls and the edge values of each integer type;
 forms the kernels do not compute exactly (floats, NULL literals, functions, dictionaries)

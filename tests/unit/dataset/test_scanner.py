@@ -1,4 +1,4 @@
-"""``Dataset.scanner()`` (issue 15 item 1) and the rest of ``Dataset`` as a
+"""``Dataset.scanner()`` and the rest of ``Dataset`` as a
 ``pyarrow.dataset.Dataset``: the scanner's methods, windows and batch sizes, ``_rowid`` /
 ``_rowaddr`` on a table of several fragments with deletions, argument errors naming the
 argument, and the pyarrow methods that work through the scan or refuse clearly. (pylance's

@@ -1,4 +1,4 @@
-"""The SQL evaluators keep nothing of the batches they evaluate (issue 28 item 11).
+"""The SQL evaluators keep nothing of the batches they evaluate.
 
 A batch handed to DataFusion under a name stays registered in its session until it is
 deregistered: ``ColumnExpression`` (SQL projections of every scan, ``add_columns``)

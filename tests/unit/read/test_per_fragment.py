@@ -1,4 +1,4 @@
-"""``read.scan.per_fragment`` cuts the batches ``read_together`` returns back into each
+"""``read.fragment_reader.per_fragment`` cuts the batches ``read_together`` returns back into each
 fragment's rows, whatever the batches' boundaries: one batch per fragment, runs joined into
 one batch, runs cut into several, empty fragments anywhere."""
 

@@ -1,4 +1,5 @@
-"""Compaction: ``ds.optimize.compact_files`` (layer L5; facts §3 "compact_files", Trap 8).
+"""Compaction: ``ds.optimize.compact_files`` (layer L5; docs/format/lance-format-facts.md §3
+"compact_files", Trap 8).
 
 Planning follows pylance 14.0.2 (``DefaultCompactionPlanner``), fragment by fragment in
 manifest order:

@@ -1,5 +1,6 @@
 """``Dataset.add_columns``: new columns from SQL expressions, a batch function, a stream of
-values, or as all-null columns (layer L5; facts §3: a ``Merge`` carrying every fragment).
+values, or as all-null columns (layer L5; docs/format/lance-format-facts.md §3: a ``Merge``
+carrying every fragment).
 
 * SQL expressions and batch functions are evaluated over each fragment's live rows and
   written as one new data file per fragment holding only the new field ids.

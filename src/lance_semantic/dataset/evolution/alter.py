@@ -1,5 +1,6 @@
-"""Schema evolution: add, drop and alter columns (layer L5; facts §3 "What pylance 14 actually
-writes per operation", §4 field ids; spec "Output Encoding", "Extension Semantic Types").
+"""Schema evolution: add, drop and alter columns (layer L5; docs/format/lance-format-facts.md §3
+"What pylance 14 actually writes per operation", §4 field ids; spec "Output Encoding", "Extension
+Semantic Types").
 
 * ``drop_columns`` commits a ``Project`` with the smaller schema; data files whose field ids
   are all dropped leave their fragments, the others keep the dropped ids.

@@ -1,7 +1,7 @@
-"""What adding and rewriting columns share (layer L5; facts §3 "What pylance 14 actually writes
-per operation", §4 field ids): the errors of schema evolution, new field ids, and the writer
-that gives every fragment one new data file holding new columns for exactly its physical
-rows.
+"""What adding and rewriting columns share (layer L5; docs/format/lance-format-facts.md §3 "What
+pylance 14 actually writes per operation", §4 field ids): the errors of schema evolution, new field
+ids, and the writer that gives every fragment one new data file holding new columns for exactly its
+physical rows.
 
 New column values are computed from the fragment's live rows only (deleted rows may hold
 anything, including values a transform would reject) and scattered back to their physical
@@ -57,7 +57,8 @@ Transform = Callable[[pa.RecordBatch], pa.RecordBatch]
 def next_field_id(manifest: Manifest) -> int:
     """The first id for new fields: one more than the largest id in the schema *and* in any
     ``DataFile.fields`` (dropped ids are not reused while a data file still holds them),
-    and past ``max_allocated_field_id`` when the table tracks it (facts §4)."""
+    and past ``max_allocated_field_id`` when the table tracks it (docs/format/lance-format-facts.md
+    §4)."""
     high = manifest.schema.max_field_id
     for frag in manifest.fragments:
         for df in frag.files:

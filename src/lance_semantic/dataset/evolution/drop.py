@@ -1,5 +1,5 @@
 """``Dataset.drop_columns``: columns or nested fields dropped in one metadata-only commit
-(layer L5; facts §3 "What pylance 14 actually writes per operation").
+(layer L5; docs/format/lance-format-facts.md §3 "What pylance 14 actually writes per operation").
 
 Data files whose field ids are all dropped leave their fragments; the others keep the dropped
 ids, as pylance does.

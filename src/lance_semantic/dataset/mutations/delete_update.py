@@ -1,5 +1,6 @@
 """Row mutations: ``delete`` and ``update``, and what ``merge_insert`` shares with them
-(layer L5; facts §3 "What pylance 14 actually writes per operation", §7 deletion files).
+(layer L5; docs/format/lance-format-facts.md §3 "What pylance 14 actually writes per operation", §7
+deletion files).
 
 All three write the way pylance does: rows that go away get a deletion file on their
 fragment (a fragment whose rows all go away is dropped), rewritten and inserted rows land
