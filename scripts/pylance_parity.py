@@ -1,11 +1,15 @@
-"""Print the README's "pylance parity" table: every public attribute of pylance's
-``lance.LanceDataset`` and what ``lance_semantic.Dataset`` has for it.
+"""Write ``docs/parity.md``: every public name of pylance's ``lance.LanceDataset`` and
+``lance.fragment.LanceFragment``, and what ``lance_semantic.Dataset`` and
+``lance_semantic.LanceFragment`` have for each.
 
-Which names exist on each side is found by introspection (``dir()`` of both classes); only
-the notes are written by hand, below. ``python scripts/pylance_parity.py`` prints the table;
-``--check README.md`` exits 1 when the README's table differs (tests/interop runs it). A row
+Which names exist on each side is found by introspection (``dir()`` of the classes); only the
+notes are written by hand, below. ``python scripts/pylance_parity.py`` prints the page,
+``--write [PATH]`` writes it (default ``docs/parity.md``), ``--check [PATH]`` exits 1 when the
+file differs from what would be written (``tests/docs/test_parity.py`` does the same). A row
 says ``same`` / ``differs: how`` (we have the name) or ``not yet: why`` (we do not), or
-``in progress (issue 15)`` where other work on the name is under way.
+``in progress (issue 15)`` where other work on the name is under way; a note that
+contradicts the classes (``same`` for a name we lack, ``not yet`` for one we have, a name
+pylance does not have, a pylance name without a note) stops the script.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from pathlib import Path
 
 SAME, DIFFERS, NOT_YET, IN_PROGRESS = "same", "differs", "not yet", "in progress (issue 15)"
 
-#: pylance name -> (status, note)
-NOTES: dict[str, tuple[str, str]] = {
+#: ``lance.LanceDataset`` name -> (status, note)
+DATASET_NOTES: dict[str, tuple[str, str]] = {
     "add_bases": (NOT_YET, "multi-base tables: base paths are kept through commits, unused"),
     "add_columns": (
         DIFFERS,
@@ -206,6 +210,53 @@ NOTES: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: ``lance.fragment.LanceFragment`` name -> (status, note)
+FRAGMENT_NOTES: dict[str, tuple[str, str]] = {
+    "count_rows": (SAME, "`filter` as SQL or an Arrow expression"),
+    "create": (
+        NOT_YET,
+        "use `ls.fragment.write_fragments`, which writes uncommitted fragments for "
+        "`Dataset.commit`",
+    ),
+    "create_from_file": (NOT_YET, "registering a data file written elsewhere"),
+    "data_files": (NOT_YET, "use `metadata.files`"),
+    "delete": (NOT_YET, "per-fragment deletes for a two-phase `Delete`; `Dataset.delete` deletes"),
+    "delete_rows": (NOT_YET, "per-fragment deletes by offset"),
+    "deletion_file": (NOT_YET, "use `metadata.deletion_file`"),
+    "fragment_id": (SAME, ""),
+    "head": (NOT_YET, "use `to_table().slice(0, n)` or `Dataset.head`"),
+    "merge": (NOT_YET, "joining another table's columns into a fragment"),
+    "merge_columns": (NOT_YET, "adding columns to one fragment; `Dataset.add_columns` adds them"),
+    "metadata": (SAME, "a `FragmentMetadata` with pylance's fields, `to_json` / `from_json`"),
+    "num_deletions": (NOT_YET, "use `physical_rows - count_rows()`"),
+    "open_session": (NOT_YET, "pylance's fragment sessions"),
+    "partition_expression": (
+        NOT_YET,
+        "an attribute of pyarrow's `Fragment`; ours is not a pyarrow `Fragment`",
+    ),
+    "physical_rows": (SAME, ""),
+    "physical_schema": (NOT_YET, "an attribute of pyarrow's `Fragment`; use `Dataset.schema`"),
+    "scanner": (NOT_YET, "use `to_batches` / `to_table`"),
+    "schema": (NOT_YET, "use `Dataset.schema`"),
+    "take": (
+        SAME,
+        "offsets among the fragment's live rows, as in pylance; plus `output_encodings`",
+    ),
+    "to_batches": (
+        DIFFERS,
+        "`columns`, `filter`, `output_encodings`, `batch_size`; no `limit` / `offset` / "
+        "`with_row_id` or other scanner options",
+    ),
+    "to_pandas": (NOT_YET, "use `to_table().to_pandas()`"),
+    "to_table": (
+        DIFFERS,
+        "`columns`, `filter`, `output_encodings`; no `limit` / `offset` / `with_row_id` or "
+        "other scanner options",
+    ),
+    "update_columns": (NOT_YET, "rewriting columns of one fragment"),
+    "validate": (NOT_YET, "`ls.check(uri)` checks the whole table"),
+}
+
 
 def _public(cls: type) -> list[str]:
     return sorted(n for n in dir(cls) if not n.startswith("_"))
@@ -219,77 +270,106 @@ def _shown(status: str, note: str) -> str:
     return f"{status}; {note}" if status == IN_PROGRESS else f"{status}: {note}"
 
 
-def rows() -> list[tuple[str, str]]:
-    """(name, ours) for every public ``lance.LanceDataset`` name; raises when a note is
-    missing or contradicts what introspection finds."""
-    import lance
-
-    import lance_semantic as ls
-
+def rows(theirs: type, ours: type, notes: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    """(name, what ours has) for every public name of ``theirs``; raises ``SystemExit`` when
+    a note is missing or contradicts what introspection finds."""
     problems, out = [], []
-    for name in _public(lance.LanceDataset):
-        if name not in NOTES:
-            problems.append(f"{name}: no note")
+    for name in _public(theirs):
+        if name not in notes:
+            problems.append(f"{theirs.__name__}.{name}: no note")
             continue
-        status, note = NOTES[name]
-        have = hasattr(ls.Dataset, name)
+        status, note = notes[name]
+        have = hasattr(ours, name)
         if status in (SAME, DIFFERS) and not have:
-            problems.append(f"{name}: marked {status!r} but lance_semantic.Dataset lacks it")
+            problems.append(f"{name}: marked {status!r} but {ours.__name__} lacks it")
         if status == NOT_YET and have:
-            problems.append(f"{name}: marked 'not yet' but lance_semantic.Dataset has it")
+            problems.append(f"{name}: marked 'not yet' but {ours.__name__} has it")
         out.append((name, _shown(status, note)))
-    stale = sorted(set(NOTES) - set(_public(lance.LanceDataset)))
-    problems.extend(f"{name}: not a pylance name" for name in stale)
+    stale = sorted(set(notes) - set(_public(theirs)))
+    problems.extend(f"{theirs.__name__}.{name}: not a pylance name" for name in stale)
     if problems:
         raise SystemExit("pylance parity notes are out of date:\n  " + "\n  ".join(problems))
     return out
 
 
-def table() -> str:
-    import lance
-
-    import lance_semantic as ls
-
-    found = rows()
-    have = sum(1 for name, _ in found if hasattr(ls.Dataset, name))
-    ours_only = [n for n in _public(ls.Dataset) if not hasattr(lance.LanceDataset, n)]
-    lines = [
-        f"pylance {lance.__version__}: {len(found)} public `LanceDataset` names; "
-        f"`lance_semantic.Dataset` has {have} of them.",
+def _section(
+    theirs: type, their_name: str, ours: type, our_name: str, notes: dict[str, tuple[str, str]]
+) -> list[str]:
+    found = rows(theirs, ours, notes)
+    have = sum(1 for name, _ in found if hasattr(ours, name))
+    ours_only = [n for n in _public(ours) if not hasattr(theirs, n)]
+    return [
+        f"{len(found)} public `{their_name}` names; `{our_name}` has {have} of them.",
         "",
-        "| `lance.LanceDataset` | `lance_semantic.Dataset` |",
+        f"| `{their_name}` | `{our_name}` |",
         "|---|---|",
         *(f"| `{name}` | {text} |" for name, text in found),
         "",
-        "Only here: " + ", ".join(f"`{n}`" for n in ours_only) + ".",
+        "Only here: " + (", ".join(f"`{n}`" for n in ours_only) or "nothing") + ".",
+    ]
+
+
+def page() -> str:
+    """The whole of ``docs/parity.md``."""
+    import lance
+    import lance.fragment
+
+    import lance_semantic as ls
+
+    lines = [
+        "# pylance parity",
+        "",
+        "<!-- generated by scripts/pylance_parity.py: edit the notes there, then run",
+        "     python scripts/pylance_parity.py --write -->",
+        "",
+        f"Every public name of pylance {lance.__version__}'s `lance.LanceDataset` and "
+        "`lance.fragment.LanceFragment`, and what lance-semantic has for it. Which names "
+        "exist on each side comes from `dir()` of the classes; the notes are kept in "
+        "`scripts/pylance_parity.py`, which writes this page, and a test "
+        "(`tests/docs/test_parity.py`) fails when the page is stale or a note contradicts "
+        "the classes. Engine support (`__arrow_c_stream__`, DuckDB, Polars; see "
+        "[Engines](guides/engines.md)) is not a `LanceDataset` name. Tags and "
+        "`cleanup_old_versions` are described in [Versions, tags and "
+        "cleanup](guides/versions.md).",
+        "",
+        "## `Dataset`",
+        "",
+        *_section(
+            lance.LanceDataset,
+            "lance.LanceDataset",
+            ls.Dataset,
+            "lance_semantic.Dataset",
+            DATASET_NOTES,
+        ),
+        "",
+        "## `LanceFragment`",
+        "",
+        *_section(
+            lance.fragment.LanceFragment,
+            "lance.fragment.LanceFragment",
+            ls.LanceFragment,
+            "lance_semantic.LanceFragment",
+            FRAGMENT_NOTES,
+        ),
     ]
     return "\n".join(lines) + "\n"
 
 
-_BEGIN = "<!-- pylance-parity:begin (scripts/pylance_parity.py) -->\n"
-_END = "<!-- pylance-parity:end -->\n"
-
-
-def readme_table(readme: str) -> str:
-    """The generated part of the README's "pylance parity" section."""
-    start = readme.index(_BEGIN) + len(_BEGIN)
-    return readme[start : readme.index(_END, start)]
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "docs" / "parity.md"
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--check"]:
-        readme = Path(argv[1] if len(argv) > 1 else "README.md").read_text()
-        if readme_table(readme) != table():
-            print("README's pylance parity table is stale: run scripts/pylance_parity.py")
+        path = Path(argv[1]) if len(argv) > 1 else DEFAULT_PATH
+        if not path.is_file() or path.read_text(encoding="utf-8") != page():
+            print(f"{path} is stale: run python scripts/pylance_parity.py --write")
             return 1
         return 0
     if argv[:1] == ["--write"]:
-        path = Path(argv[1] if len(argv) > 1 else "README.md")
-        readme = path.read_text()
-        old = readme_table(readme)
-        path.write_text(readme.replace(_BEGIN + old + _END, _BEGIN + table() + _END, 1))
+        path = Path(argv[1]) if len(argv) > 1 else DEFAULT_PATH
+        path.write_text(page(), encoding="utf-8")
         return 0
-    sys.stdout.write(table())
+    sys.stdout.write(page())
     return 0
 
 

@@ -274,19 +274,3 @@ def test_versions_after_a_mix_of_our_operations(tmp_path: Path) -> None:
     ds.optimize.compact_files(target_rows_per_fragment=1000)
     ds.checkout_version(2).restore()
     assert ls.dataset(uri).versions() == lance.dataset(uri).versions()
-
-
-# ---- the README's parity table ----------------------------------------------------------------
-
-
-def test_the_readme_parity_table_is_current() -> None:
-    """Every pylance ``LanceDataset`` name has a row, each row agrees with what the two
-    classes have (``dir()``), and the README holds the table the script writes."""
-    import runpy
-
-    root = Path(__file__).resolve().parents[2]
-    script = runpy.run_path(str(root / "scripts" / "pylance_parity.py"))
-    readme = (root / "README.md").read_text()
-    assert script["readme_table"](readme) == script["table"](), (
-        "run: python scripts/pylance_parity.py --write README.md"
-    )
