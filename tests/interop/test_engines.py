@@ -363,32 +363,3 @@ def test_the_scanners_override_reaches_duckdb_and_pyarrow(flagged: ls.Dataset) -
         ("y",),
         ("z",),
     ]
-
-
-# ---- the README's example ---------------------------------------------------------------------
-
-
-def test_readme_engines_block_runs_as_written(tmp_path: Path) -> None:
-    """The README's "Engines" example, with ``/tmp`` replaced by a temporary directory; its
-    comments are what each line gives."""
-    import ast
-    import re
-
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    section = readme.read_text(encoding="utf-8").split("\n### Engines\n", 1)[1]
-    found = re.search(r"```python\n(.*?)\n```", section, re.DOTALL)
-    assert found is not None
-    code = found.group(1).replace("/tmp/", f"{tmp_path}/")
-    namespace: dict[str, Any] = {}
-    values = []
-    for node in ast.parse(code).body:
-        if isinstance(node, ast.Expr):
-            values.append(eval(compile(ast.Expression(node.value), "README", "eval"), namespace))
-        else:
-            exec(compile(ast.Module([node], []), "README", "exec"), namespace)
-    assert values[0] == [("b",), ("c",)]
-    assert values[1]["name"].to_list() == ["b", "c"]
-    assert values[2] == pa.large_string()
-    assert values[3] == pa.schema([("name", pa.string_view()), ("_rowid", pa.uint64())])
-    assert values[4] == [("b", 1), ("c", 2)]
-    assert values[5] == ((2, 2), 2)

@@ -501,25 +501,3 @@ def test_delete_and_update_of_missing_fragments_commit_as_pylance(tmp_path: Path
         assert [f.fragment_id for f in a.get_fragments()] == [0, 1]
         assert [f.fragment_id for f in b.get_fragments()] == [0, 1]
         assert a.to_table().equals(b.to_table())
-
-
-# ---- the README's example -----------------------------------------------------------------------
-
-
-def readme_blocks() -> list[str]:
-    """The python blocks of the README's "Two-phase writes and Ray" section."""
-    import re
-
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Two-phase writes and Ray\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)\n```", section, re.DOTALL)
-
-
-def test_readme_two_phase_block_runs_as_written(tmp_path: Path) -> None:
-    code = readme_blocks()[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code.replace("/tmp/", f"{tmp_path}/"), "README.md", "exec"), namespace)
-    ds = ls.dataset(str(tmp_path / "two_phase.lance"))
-    assert ds.version == 2 and ds.semantic_types
-    assert ds.to_table().column("s").to_pylist() == ["a", "b", "c", "d"]
-    assert ds.semantic_schema.field("s").output_encoding is None
