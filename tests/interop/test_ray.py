@@ -165,15 +165,15 @@ def test_a_refused_block_raises_the_library_error(tmp_path: Path) -> None:
     assert ls.dataset(flagged.uri).version == ls.dataset(legacy.uri).version == 1
 
 
-def test_readme_ray_block_runs_as_written(tmp_path: Path) -> None:
-    from tests.interop.test_two_phase import readme_blocks
+def test_the_docs_ray_page_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every block of docs/guides/two-phase-and-ray.md, twice, on this module's Ray (its
+    ``ray.init(..., ignore_reinit_error=True)`` finds Ray running); tests/docs/test_blocks.py
+    runs the other pages."""
+    import tempfile
 
-    code = readme_blocks()[1]
-    assert "ray.init(" in code
-    code = "\n".join(ln for ln in code.splitlines() if not ln.startswith("ray.init("))
-    namespace: dict[str, object] = {}
-    exec(compile(code.replace("/tmp/", f"{tmp_path}/"), "README.md", "exec"), namespace)
-    ds = ls.dataset(str(tmp_path / "ray.lance"))
-    assert ds.count_rows() == 4 and ds.semantic_types and len(ds.get_fragments()) == 1
-    rows = namespace["rows"]
-    assert sorted(r["s"] for r in rows.take_all()) == ["b", "b"]  # type: ignore[attr-defined]
+    from tests.docs.blocks import run_page
+    from tests.docs.page_checks import RAY_PAGE, two_phase_and_ray
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    run_page(RAY_PAGE, tmp_path, two_phase_and_ray)
