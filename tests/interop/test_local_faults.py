@@ -272,52 +272,5 @@ def _cleaned(op: str, files: set[str]) -> set[str]:
     return files if op == "cleanup" else set()
 
 
-def _failing_source(error: BaseException, after: int) -> pa.RecordBatchReader:
-    schema = _rows(0, 1).schema
-
-    def batches():  # type: ignore[no-untyped-def]
-        for i in range(after):
-            yield _rows(1000 + 10 * i, 2).to_batches()[0]
-        raise error
-
-    return pa.RecordBatchReader.from_batches(schema, batches())
-
-
-SOURCE_WRITES: dict[str, Callable[[str, pa.RecordBatchReader], object]] = {
-    "append": lambda uri, src: ls.write_dataset(src, uri, mode="append", max_rows_per_file=2),
-    "insert": lambda uri, src: ls.dataset(uri).insert(src),
-    "overwrite": lambda uri, src: ls.write_dataset(src, uri, mode="overwrite"),
-    "write_fragments": lambda uri, src: ls.fragment.write_fragments(src, uri),
-    "merge_insert": lambda uri, src: (
-        ls.dataset(uri).merge_insert("id").when_not_matched_insert_all().execute(src)
-    ),
-}
-
-
-@pytest.mark.parametrize("refuse_deletes", [False, True])
-@pytest.mark.parametrize("error", [ValueError("the source broke"), KeyboardInterrupt()])
-@pytest.mark.parametrize("write", list(SOURCE_WRITES))
-def test_a_source_failing_mid_stream_surfaces_its_own_error(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    write: str,
-    error: BaseException,
-    refuse_deletes: bool,
-) -> None:
-    """Item 7: the source's error reaches the caller, even when every delete of the
-    cleanup is refused (it used to be the delete's PermissionError); the table is
-    unchanged, and without refusals no file is left behind."""
-    uri = str(tmp_path / "t")
-    _prepare(uri, "legacy", "append")
-    before, files = _state(uri, write), _files(uri)
-    with Faults(refuse_deletes=refuse_deletes).installed(monkeypatch) as seen:
-        with pytest.raises(type(error)) as raised:
-            SOURCE_WRITES[write](uri, _failing_source(error, after=3))
-    assert raised.value is error
-    # files were written first (merge_insert reads its whole source before it writes)
-    assert any(c.kind == "write" for c in seen.calls) == (write != "merge_insert")
-    _forget_frames(raised.value, uri)
-    assert _state(uri, write) == before
-    if not refuse_deletes:
-        assert _files(uri) == files
-    _check_every_version(uri)
+# a source failing mid-stream while deletes are refused, over every write path that takes
+# a stream: tests/interop/test_failing_sources.py

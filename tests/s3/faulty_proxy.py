@@ -23,6 +23,9 @@ It records every request (method, key, query, the headers that matter: ``Range``
   server applies it after the client has given up and looked for its effect, as a request
   still in flight when its connection broke.
 
+Apart from the one armed fault, :meth:`FaultyProxy.refusing` answers every request that
+matches a predicate 403 AccessDenied without forwarding it (a store that refuses deletes).
+
 :meth:`FaultyProxy.settle` waits until no request is being handled (a late answer held, a
 late request not yet forwarded), so that the table can be judged as it will stay.
 
@@ -41,6 +44,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["Fault", "ProxiedRequest", "FaultyProxy", "Predicate", "any_request"]
 
@@ -226,6 +230,10 @@ def _error_answer(status: int, reason: str, code: str) -> bytes:
     return head + body
 
 
+#: what :meth:`FaultyProxy.refusing` does to a request it matches (not an armed fault)
+_REFUSED: Any = object()
+
+
 @dataclass
 class FaultyProxy:
     """The proxy; :meth:`start` it (or use it as a context manager), point a table's
@@ -245,6 +253,8 @@ class FaultyProxy:
     injected: ProxiedRequest | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _arming: _Arming | None = None
+    #: every request this matches is refused with 403 AccessDenied (never forwarded)
+    _refused: Predicate | None = None
     _listener: socket.socket | None = None
     _clients: set[socket.socket] = field(default_factory=set)
     _pending: int = 0
@@ -296,6 +306,18 @@ class FaultyProxy:
         with self._lock:
             self._arming = None
 
+    @contextmanager
+    def refusing(self, when: Predicate) -> Iterator[None]:
+        """Answer every request matching ``when`` with 403 AccessDenied (a store whose
+        credentials may not, say, DELETE) while the block runs."""
+        with self._lock:
+            self._refused = when
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._refused = None
+
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until every request received so far has been handled (answered, dropped or
         forwarded late)."""
@@ -339,6 +361,8 @@ class FaultyProxy:
             self.requests.append(request)
             with self._settled:
                 self._pending += 1
+            if self._refused is not None and self._refused(request):
+                return request, _REFUSED
             arming = self._arming
             if arming is None or not arming.when(request):
                 return request, None
@@ -404,6 +428,11 @@ class FaultyProxy:
 
     def _apply(self, link: _Link, request: ProxiedRequest, fault: Fault | None, raw: bytes) -> bool:
         client = link.client
+        if fault is _REFUSED:
+            answer = _error_answer(403, "Forbidden", "AccessDenied")
+            self._answered(request, answer)
+            client.sendall(answer)
+            return True
         if fault is Fault.RESET:
             _reset(client)
             return False

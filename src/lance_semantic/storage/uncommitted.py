@@ -12,7 +12,8 @@ runs inside it as a context manager. The rule lives here, once:
 * Any other failure (the write fails, the commit conflicts, the manifest PUT is refused
   for certain) deletes every registered file, then lets the caller's first error
   propagate. A delete that fails is logged, never raised: it leaves an unreferenced file
-  (``cleanup_old_versions`` removes those), never a changed error.
+  (``cleanup_old_versions`` removes those), never a changed error. The warning's record
+  names the file as ``record.uncommitted_file`` (its path relative to the table root).
 * :class:`~lance_semantic.errors.CommitOutcomeUnknownError` keeps the files: a published
   manifest may name them.
 * Leaving the block normally keeps the files (they are the table's, or handed to the
@@ -141,7 +142,12 @@ class UncommittedFiles:
             try:
                 self.store.delete(path)
             except Exception as e:  # noqa: BLE001 - the caller's error is the one to report
-                _log.warning("lance-semantic: could not remove uncommitted file %s: %s", path, e)
+                _log.warning(
+                    "lance-semantic: could not remove uncommitted file %s: %s",
+                    path,
+                    e,
+                    extra={"uncommitted_file": path},
+                )
             head, _, _ = path.rpartition("/")
             if head.startswith(f"{DATA_DIR}/"):
                 folders.add(head)

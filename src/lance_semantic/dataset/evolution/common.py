@@ -199,6 +199,7 @@ class _ColumnFile:
         flagged: bool,
     ) -> None:
         check_file_layout(fields, schema, flagged=flagged)
+        written.append(name)  # the owner's from the moment the file may exist
         self.schema = schema
         self._sidecars: BlobSidecarWriter | None = None
         self._blobs: BlobPreparer | None = None
@@ -232,8 +233,9 @@ def write_column_files(
     """One new data file per fragment of ``manifest`` (same order), holding the top-level
     ``out_fields`` (final ids, file column order) for exactly the fragment's physical rows.
 
-    Each name is appended to ``written`` as soon as the file exists, so that a failure can
-    remove what was left behind.
+    Each name is appended to ``written`` as its file is opened (not before: a name that
+    never became a file is no leftover), so that a failure can remove what was left
+    behind.
     """
     version = manifest.data_storage_version
     major, minor = parse_storage_version(version)
@@ -254,7 +256,6 @@ def write_column_files(
     for i in order:
         frag = manifest.fragments[i]
         name = new_data_file_name()
-        written.append(name)
         writer: _ColumnFile | None = None
         for chunk in _fragment_chunks(
             store, manifest.schema, frag, source, scatter, out_schema, batch_size
