@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import DuplicateKeyError, InvalidJsonError, MatchedRowError, SchemaMismatchError
-from ...manifest.model import Manifest
+from ...manifest.model import Fragment, Manifest
 from ...query.expressions import MatchCondition, SqlExpression, referenced_columns
 from ...query.results import check_boolean_result
 from ...read.fragment_reader import ROW_OFFSET, FragmentReader
@@ -217,159 +217,208 @@ row matches an existing row with key values id = 2; nothing was committed
         return self._ds._apply(lambda snap: self._execute(snap, source), retry=True)
 
     def _execute(self, snap: Snapshot, data: pa.Table) -> tuple[Manifest, MergeInsertResult]:
-        # whole target rows, and the layout rows are written back in (no views, ...)
-        full = _rows_plan(snap, None, None)
-        out = full.read_schema
-        data = table_blob_inputs(data.to_reader(), snap.semantic_schema).read_all()
-        _check_source(snap, data.schema, inserting=self._insert)
-        source, targets = _conform_source(data, out, snap.semantic_schema, self._on)
-        n = source.num_rows
-        matched_source = np.zeros(n, dtype=bool)
-        keys = [_match_keys(source.column(k), k) for k in self._on]
-        src_keys = pa.table([*keys, pa.array(np.arange(n))], names=[*self._on, "__src"])
-        # a key the source repeats: every source row of it matches (not only the first)
-        repeated = src_keys.group_by(self._on).aggregate([]).num_rows != n
-        hits: dict[int, list[np.ndarray]] = {}
-        counts = {"updated": 0, "deleted": 0, "inserted": 0}
-        delete_pred = SqlExpression(self._delete_expr) if self._delete_expr else None
-        if delete_pred is not None:
-            check_boolean_result(
-                "when_not_matched_by_source_delete", delete_pred.sql, delete_pred.evaluate, out
-            )
-        source_cols = [c for c in source.column_names if c in out.names]
+        return _Merge(self, snap, data).commit()
 
+
+class _Merge:
+    """One run of a merge against one snapshot (a retry makes a new one): the conformed
+    source and its keys, then what the branches collect while the target's keys are
+    scanned -- the target rows to delete per fragment (``hits``), the source rows some
+    target row matched, the counts -- and the rows they write (updated and inserted)."""
+
+    def __init__(self, builder: MergeInsertBuilder, snap: Snapshot, data: pa.Table) -> None:
+        self.snap = snap
+        self.on = list(builder._on)
+        self.matched = builder._matched
+        self.insert = builder._insert
+        self.delete = builder._delete
+        self.condition = builder._condition
+        # whole target rows, and the layout rows are written back in (no views, ...)
+        self.full = _rows_plan(snap, None, None)
+        out = self.out = self.full.read_schema
+        data = table_blob_inputs(data.to_reader(), snap.semantic_schema).read_all()
+        _check_source(snap, data.schema, inserting=self.insert)
+        self.source, self.targets = _conform_source(data, out, snap.semantic_schema, self.on)
+        n = self.source.num_rows
+        self.matched_source = np.zeros(n, dtype=bool)
+        keys = [_match_keys(self.source.column(k), k) for k in self.on]
+        self.src_keys = pa.table([*keys, pa.array(np.arange(n))], names=[*self.on, "__src"])
+        # a key the source repeats: every source row of it matches (not only the first)
+        repeated = self.src_keys.group_by(self.on).aggregate([]).num_rows != n
+        self.hits: dict[int, list[np.ndarray]] = {}
+        self.counts = {"updated": 0, "deleted": 0, "inserted": 0}
+        expr = builder._delete_expr
+        self.delete_pred = SqlExpression(expr) if expr else None
+        if self.delete_pred is not None:
+            pred = self.delete_pred
+            check_boolean_result("when_not_matched_by_source_delete", pred.sql, pred.evaluate, out)
+        self.source_cols = [c for c in self.source.column_names if c in out.names]
         # read only the keys (and the delete condition's columns); whole rows are taken
         # only for the matched target rows that get updated
-        key_cols = list(self._on)
-        if self._delete_expr:
-            key_cols += [
-                c for c in referenced_columns(self._delete_expr, out.names) if c not in key_cols
+        self.key_cols = list(self.on)
+        if expr:
+            self.key_cols += [
+                c for c in referenced_columns(expr, out.names) if c not in self.key_cols
             ]
         schema = snap.semantic_schema
-        source_key = keys[0].combine_chunks()
-        needs_target = (  # a condition, or a source lacking columns or struct members
-            self._condition is not None
-            or set(source_cols) != set(out.names)
-            or any(targets[c] != out.field(c).type for c in source_cols)
+        self.source_key = keys[0].combine_chunks()
+        self.needs_target = (  # a condition, or a source lacking columns or struct members
+            self.condition is not None
+            or set(self.source_cols) != set(out.names)
+            or any(self.targets[c] != out.field(c).type for c in self.source_cols)
         )
-        json_fields = {c: schema.field(c) for c in source_cols if has_json(schema.field(c))}
+        self.json_fields = {
+            c: schema.field(c) for c in self.source_cols if has_json(schema.field(c))
+        }
+        self.single = len(self.on) == 1 and not repeated
 
-        def written(rows: pa.Table, idx: np.ndarray) -> pa.Table:
-            """Source rows about to be written (``idx``: their source rows), their json values
-            in the table's read layout (read by their own type)."""
-            for name, field in json_fields.items():
-                if rows.schema.field(name).type == targets[name]:
-                    continue
-                i = rows.schema.get_field_index(name)
-                try:
-                    col = conform_json(rows.column(name).combine_chunks(), field, targets[name])
-                except InvalidJsonError as e:
-                    raise on_rows(e, idx) from None
-                rows = rows.set_column(i, rows.schema.field(name).with_type(col.type), col)
-            return rows
-
-        single = len(self._on) == 1 and not repeated
-
-        def one_match_each(offsets: np.ndarray, src_idx: np.ndarray) -> None:
-            """Refuse a target row (sorted ``offsets``) that several source rows match."""
-            again = np.flatnonzero(offsets[1:] == offsets[:-1])
-            if len(again):
-                first = int(np.searchsorted(offsets, offsets[again[0]]))
-                row = source.slice(int(src_idx[first]), 1).to_pylist()[0]
-                count = int(np.count_nonzero(offsets == offsets[again[0]]))
-                raise DuplicateKeyError(list(self._on), {k: row[k] for k in self._on}, count)
-
-        def lookup(batch: pa.RecordBatch) -> pa.RecordBatch:
-            """Each target row's source row (null: no match); runs on the scan threads."""
-            key = _match_keys(batch.column(self._on[0]), self._on[0])
-            idx = pc.index_in(key, value_set=source_key, skip_nulls=True)
-            return batch.append_column("__src", idx)
-
-        def matches(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
-            """(target row offsets, source row indices) of the matched pairs."""
-            if single:
-                idx = batch.column("__src")
-                hit = idx.is_valid().to_numpy(zero_copy_only=False)
-                offsets = batch.column(ROW_OFFSET).to_numpy()[hit]
-                return offsets, idx.filter(idx.is_valid()).to_numpy().astype(np.int64)
-            target = pa.table(
-                [*(_match_keys(batch.column(k), k) for k in self._on), batch.column(ROW_OFFSET)],
-                names=[*self._on, ROW_OFFSET],
-            )
-            joined = target.join(src_keys, keys=self._on, join_type="inner")
-            joined = joined.sort_by([(ROW_OFFSET, "ascending"), ("__src", "ascending")])
-            return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
-
-        def new_rows() -> Iterator[tuple[pa.RecordBatch, Origin]]:
-            for frag, batch in _scan(
-                snap, key_cols, None, _NARROW_BATCH, lookup if single else None
-            ):
-                offsets, src_idx = matches(batch)
-                matched_source[src_idx] = True
-                batch_offsets = batch.column(ROW_OFFSET).to_numpy()
-                if self._matched == "fail" and len(offsets):
-                    row = source.slice(int(src_idx[0]), 1).to_pylist()[0]
-                    raise MatchedRowError({k: row[k] for k in self._on})
-                if self._matched == "delete" and len(offsets):
-                    one_match_each(offsets, src_idx)
-                    hits.setdefault(frag.id, []).append(offsets.astype(np.uint32))
-                    counts["deleted"] += len(offsets)
-                if self._matched == "update" and len(offsets):
-                    src_rows = source.take(pa.array(src_idx))
-                    chosen = offsets
-                    rows = None
-                    if needs_target:
-                        reader = FragmentReader(
-                            snap.store, schema, frag, full.top_fields, full.read_schema
-                        )
-                        unique = np.unique(offsets)  # (a repeated source key: pairs repeat)
-                        rows = pa.Table.from_batches(reader.take(unique), schema=full.read_schema)
-                        if len(unique) != len(offsets):
-                            rows = rows.take(pa.array(np.searchsorted(unique, offsets)))
-                    if self._condition is not None:
-                        assert rows is not None
-                        keep = self._condition.mask(rows, src_rows)
-                        rows, src_rows = rows.filter(keep), src_rows.filter(keep)
-                        chosen = offsets[keep.to_numpy(zero_copy_only=False)]
-                        src_idx = src_idx[keep.to_numpy(zero_copy_only=False)]
-                    one_match_each(chosen, src_idx)
-                    src_rows = written(src_rows, src_idx)
-                    if len(chosen):
-                        hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
-                        counts["updated"] += len(chosen)
-                        if rows is None:  # every column comes from the source rows
-                            yield from _with_origins(
-                                (_fill(b, out) for b in src_rows.to_batches()), src_idx
-                            )
-                        else:
-                            target_rows = rows.combine_chunks().to_batches()[0]
-                            merged = _overlay(target_rows, src_rows, source_cols, out)
-                            yield merged, _source_rows(src_idx)
-                if self._delete:
-                    unmatched = np.ones(batch.num_rows, dtype=bool)
-                    unmatched[np.searchsorted(batch_offsets, offsets)] = False
-                    if delete_pred is not None:
-                        cond = pc.fill_null(delete_pred.evaluate(_without_offsets(batch)), False)
-                        unmatched &= cond.to_numpy(zero_copy_only=False)
-                    if unmatched.any():
-                        hits.setdefault(frag.id, []).append(
-                            batch_offsets[unmatched].astype(np.uint32)
-                        )
-                        counts["deleted"] += int(unmatched.sum())
-            if self._insert:
-                fresh = np.flatnonzero(~matched_source)
-                counts["inserted"] = len(fresh)
-                for start in range(0, len(fresh), _BATCH):
-                    idx = fresh[start : start + _BATCH]
-                    part = written(source.take(pa.array(idx)), idx).combine_chunks()
-                    yield from _with_origins((_fill(b, out) for b in part.to_batches()), idx)
-
+    def commit(self) -> tuple[Manifest, MergeInsertResult]:
+        """Write the new rows, mark the target rows deleted, commit one ``Update``."""
+        snap = self.snap
         preserving = [f.id for f in snap.semantic_schema]
-        if self._matched == "delete" and not (self._insert or self._delete):
+        if self.matched == "delete" and not (self.insert or self.delete):
             # (pylance's delete-only merge lists the top-level fields only)
             preserving = [f.id for f in snap.semantic_schema.fields]
-        manifest = _commit_update(snap, out, new_rows(), hits, preserving, rewrite=False)
+        rows = self._new_rows()
+        manifest = _commit_update(snap, self.out, rows, self.hits, preserving, rewrite=False)
+        counts = self.counts
         return manifest, MergeInsertResult(counts["inserted"], counts["updated"], counts["deleted"])
+
+    # ---- the scan and its branches ---------------------------------------------------------
+
+    def _new_rows(self) -> Iterator[tuple[pa.RecordBatch, Origin]]:
+        """The rows to write; each target batch goes through the branches chosen."""
+        lookup = self._lookup if self.single else None
+        for frag, batch in _scan(self.snap, self.key_cols, None, _NARROW_BATCH, lookup):
+            offsets, src_idx = self._matches(batch)
+            self.matched_source[src_idx] = True
+            if self.matched == "fail" and len(offsets):
+                raise MatchedRowError(self._keys_of(int(src_idx[0])))
+            if self.matched == "delete" and len(offsets):
+                self._matched_delete(frag, offsets, src_idx)
+            if self.matched == "update" and len(offsets):
+                yield from self._matched_update(frag, offsets, src_idx)
+            if self.delete:
+                self._not_matched_by_source_delete(frag, batch, offsets)
+        if self.insert:
+            yield from self._not_matched_insert()
+
+    def _matched_delete(self, frag: Fragment, offsets: np.ndarray, src_idx: np.ndarray) -> None:
+        """``when_matched_delete``: the matched target rows go."""
+        self._one_match_each(offsets, src_idx)
+        self.hits.setdefault(frag.id, []).append(offsets.astype(np.uint32))
+        self.counts["deleted"] += len(offsets)
+
+    def _matched_update(
+        self, frag: Fragment, offsets: np.ndarray, src_idx: np.ndarray
+    ) -> Iterator[tuple[pa.RecordBatch, Origin]]:
+        """``when_matched_update_all``: the matched target rows (those the condition keeps)
+        go, and their source rows, over the target rows' other columns, are written."""
+        src_rows = self.source.take(pa.array(src_idx))
+        chosen = offsets
+        rows = None
+        if self.needs_target:
+            full = self.full
+            reader = FragmentReader(
+                self.snap.store, self.snap.semantic_schema, frag, full.top_fields, full.read_schema
+            )
+            unique = np.unique(offsets)  # (a repeated source key: pairs repeat)
+            rows = pa.Table.from_batches(reader.take(unique), schema=full.read_schema)
+            if len(unique) != len(offsets):
+                rows = rows.take(pa.array(np.searchsorted(unique, offsets)))
+        if self.condition is not None:
+            assert rows is not None
+            keep = self.condition.mask(rows, src_rows)
+            rows, src_rows = rows.filter(keep), src_rows.filter(keep)
+            chosen = offsets[keep.to_numpy(zero_copy_only=False)]
+            src_idx = src_idx[keep.to_numpy(zero_copy_only=False)]
+        self._one_match_each(chosen, src_idx)
+        src_rows = self._written(src_rows, src_idx)
+        if not len(chosen):
+            return
+        self.hits.setdefault(frag.id, []).append(chosen.astype(np.uint32))
+        self.counts["updated"] += len(chosen)
+        if rows is None:  # every column comes from the source rows
+            yield from _with_origins((_fill(b, self.out) for b in src_rows.to_batches()), src_idx)
+        else:
+            target_rows = rows.combine_chunks().to_batches()[0]
+            merged = _overlay(target_rows, src_rows, self.source_cols, self.out)
+            yield merged, _source_rows(src_idx)
+
+    def _not_matched_by_source_delete(
+        self, frag: Fragment, batch: pa.RecordBatch, offsets: np.ndarray
+    ) -> None:
+        """``when_not_matched_by_source_delete``: the target rows of ``batch`` no source row
+        matched (and that satisfy its condition) go."""
+        batch_offsets = batch.column(ROW_OFFSET).to_numpy()
+        unmatched = np.ones(batch.num_rows, dtype=bool)
+        unmatched[np.searchsorted(batch_offsets, offsets)] = False
+        if self.delete_pred is not None:
+            cond = pc.fill_null(self.delete_pred.evaluate(_without_offsets(batch)), False)
+            unmatched &= cond.to_numpy(zero_copy_only=False)
+        if unmatched.any():
+            self.hits.setdefault(frag.id, []).append(batch_offsets[unmatched].astype(np.uint32))
+            self.counts["deleted"] += int(unmatched.sum())
+
+    def _not_matched_insert(self) -> Iterator[tuple[pa.RecordBatch, Origin]]:
+        """``when_not_matched_insert_all``: the source rows no target row matched (known
+        once every target batch was seen) are written."""
+        fresh = np.flatnonzero(~self.matched_source)
+        self.counts["inserted"] = len(fresh)
+        for start in range(0, len(fresh), _BATCH):
+            idx = fresh[start : start + _BATCH]
+            part = self._written(self.source.take(pa.array(idx)), idx).combine_chunks()
+            yield from _with_origins((_fill(b, self.out) for b in part.to_batches()), idx)
+
+    # ---- matching ---------------------------------------------------------------------------
+
+    def _lookup(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Each target row's source row (null: no match); runs on the scan threads."""
+        key = _match_keys(batch.column(self.on[0]), self.on[0])
+        idx = pc.index_in(key, value_set=self.source_key, skip_nulls=True)
+        return batch.append_column("__src", idx)
+
+    def _matches(self, batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
+        """(target row offsets, source row indices) of the matched pairs."""
+        if self.single:
+            idx = batch.column("__src")
+            hit = idx.is_valid().to_numpy(zero_copy_only=False)
+            offsets = batch.column(ROW_OFFSET).to_numpy()[hit]
+            return offsets, idx.filter(idx.is_valid()).to_numpy().astype(np.int64)
+        target = pa.table(
+            [*(_match_keys(batch.column(k), k) for k in self.on), batch.column(ROW_OFFSET)],
+            names=[*self.on, ROW_OFFSET],
+        )
+        joined = target.join(self.src_keys, keys=self.on, join_type="inner")
+        joined = joined.sort_by([(ROW_OFFSET, "ascending"), ("__src", "ascending")])
+        return joined.column(ROW_OFFSET).to_numpy(), joined.column("__src").to_numpy()
+
+    def _one_match_each(self, offsets: np.ndarray, src_idx: np.ndarray) -> None:
+        """Refuse a target row (sorted ``offsets``) that several source rows match."""
+        again = np.flatnonzero(offsets[1:] == offsets[:-1])
+        if len(again):
+            first = int(np.searchsorted(offsets, offsets[again[0]]))
+            count = int(np.count_nonzero(offsets == offsets[again[0]]))
+            raise DuplicateKeyError(list(self.on), self._keys_of(int(src_idx[first])), count)
+
+    def _keys_of(self, row: int) -> dict[str, Any]:
+        """The key values of source row ``row``."""
+        values = self.source.slice(row, 1).to_pylist()[0]
+        return {k: values[k] for k in self.on}
+
+    def _written(self, rows: pa.Table, idx: np.ndarray) -> pa.Table:
+        """Source rows about to be written (``idx``: their source rows), their json values
+        in the table's read layout (read by their own type)."""
+        for name, field in self.json_fields.items():
+            if rows.schema.field(name).type == self.targets[name]:
+                continue
+            i = rows.schema.get_field_index(name)
+            try:
+                col = conform_json(rows.column(name).combine_chunks(), field, self.targets[name])
+            except InvalidJsonError as e:
+                raise on_rows(e, idx) from None
+            rows = rows.set_column(i, rows.schema.field(name).with_type(col.type), col)
+        return rows
 
 
 def _source_rows(rows: np.ndarray) -> Origin:
