@@ -128,8 +128,8 @@ class Changes(Handle):
         return self._apply(lambda snap: mutations.update(snap, updates, where), retry=True)
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
-        """A builder for an upsert keyed on the column(s) ``on`` (see
-        :class:`~lance_semantic.dataset.mutations.merge_insert.MergeInsertBuilder`).
+        """A builder for an upsert keyed on the column(s) ``on`` (a ``MergeInsertBuilder``,
+        with pylance's methods).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ds = ls.write_dataset(pa.table({"id": [1, 2], "s": ["a", "b"]}), "t.lance")

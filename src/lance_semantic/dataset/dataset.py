@@ -189,8 +189,8 @@ class Dataset(Reads, Changes, History, pds.Dataset):
     (create). Reads never change the handle; the verbs that commit (``insert``, ``delete``,
     ``update``, ``merge_insert``, schema changes, ...) advance it to the version they
     commit, as pylance's do. A ``pyarrow.dataset.Dataset``, so that DuckDB and Polars push
-    projections and filters into :meth:`scanner` / :meth:`to_batches` (see
-    ``dataset.arrow_dataset``).
+    projections and filters into :meth:`scanner` / :meth:`to_batches` (the rest of the
+    ``pyarrow.dataset.Dataset`` face answers as pyarrow's, or says what it does not do).
 
     Examples
     --------
@@ -225,7 +225,8 @@ class Dataset(Reads, Changes, History, pds.Dataset):
         rebased with the usual conflict rules. ``data_storage_version`` and
         ``semantic_types`` decide a created or overwritten table's format and flag as in
         ``write_dataset`` (default: the fragments' data storage version).
-        See :mod:`lance_semantic.dataset.writes.two_phase`.
+        See :func:`lance_semantic.fragment.write_fragments` and
+        :class:`lance_semantic.LanceOperation`.
 
         Raises
         ------

@@ -426,7 +426,7 @@ its value; pylance refuses it too: use a literal of the column's type
         fragments: Sequence[LanceFragment] | None = None,
         **options: Any,
     ) -> Scanner:
-        """A :class:`~lance_semantic.dataset.scanner.Scanner` of this version: ``to_table()``,
+        """A :class:`~lance_semantic.Scanner` of this version: ``to_table()``,
         ``to_batches()``, ``to_reader()`` (streaming), ``count_rows()``, ``projected_schema``.
 
         ``with_row_id`` adds ``_rowid`` (uint64, ``fragment id << 32 | row offset``),

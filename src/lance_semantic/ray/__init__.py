@@ -19,7 +19,9 @@ from __future__ import annotations
 try:
     import ray.data  # noqa: F401
 except ImportError as e:  # pragma: no cover - the extra is missing
-    raise ImportError("lance_semantic.ray needs Ray Data: pip install 'lance-semantic[ray]'") from e
+    raise ImportError(
+        "lance_semantic.ray needs Ray Data: from a clone, pip install -e '.[ray]'"
+    ) from e
 
 from .compaction import compact_files
 from .datasink import LanceDatasink, write_lance
