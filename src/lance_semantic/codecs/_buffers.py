@@ -9,6 +9,8 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
+from ..types.families import is_large
+
 __all__ = ["Buffers", "Piece", "reference_range", "valid_rows"]
 
 #: a converted range: offsets relative to the range, data, bytes of data used
@@ -25,7 +27,7 @@ class Buffers:
         self.arr = arr
         self.n = n = len(arr)
         bufs = arr.buffers()
-        large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+        large = is_large(arr.type)
         width = np.int64 if large else np.int32
         if bufs[1] is None or n == 0:
             self.offsets: np.ndarray = np.zeros(n + 1, dtype=np.int64)

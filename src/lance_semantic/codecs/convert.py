@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from ..errors import OutputEncodingOverflowError
 from ..types import layouts
 from ..types.casts import cast as safe_cast
+from ..types.families import is_large, is_list_like, is_string_like, is_string_or_binary
 from .json import decode_jsonb
 
 __all__ = [
@@ -51,24 +52,6 @@ class DoesNotFit(Exception):
         self.value_size = value_size
         self.encoding = encoding
         self.unit = unit
-
-
-def _is_str(dt: pa.DataType) -> bool:
-    return pa.types.is_string(dt) or pa.types.is_large_string(dt) or pa.types.is_string_view(dt)
-
-
-def _is_bin(dt: pa.DataType) -> bool:
-    return pa.types.is_binary(dt) or pa.types.is_large_binary(dt) or pa.types.is_binary_view(dt)
-
-
-def _is_var(dt: pa.DataType) -> bool:
-    if pa.types.is_dictionary(dt):
-        return _is_var(dt.value_type)
-    return _is_str(dt) or _is_bin(dt)
-
-
-def _is_list(dt: pa.DataType) -> bool:
-    return pa.types.is_list(dt) or pa.types.is_large_list(dt)
 
 
 def encoding_name(dt: pa.DataType) -> str:
@@ -125,14 +108,12 @@ def _to_plain(path: str, target: pa.DataType) -> Converter:
             return arr
         if pa.types.is_dictionary(arr.type):  # decode into the 64-bit layout, then check
             value = arr.type.value_type
-            wide = pa.large_string() if _is_str(value) else pa.large_binary()
+            wide = pa.large_string() if is_string_like(value) else pa.large_binary()
             arr = arr.cast(wide)
         if needs_check:
             if _total_bytes(arr) > OFFSET_LIMIT:
                 raise DoesNotFit(path, _largest(arr), encoding_name(target))
-            if arr.offset and (
-                pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-            ):
+            if arr.offset and is_large(arr.type):
                 # Arrow's cast checks the absolute 64-bit offsets of a slice, not its span
                 arr = pa.concat_arrays([arr])
         return safe_cast(arr, target)
@@ -290,13 +271,15 @@ def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
         return _via_storage(path, source, target)
     if pa.types.is_struct(source) and pa.types.is_struct(target):
         return _to_struct(path, source, target)
-    if _is_list(source) and _is_list(target):
+    if is_list_like(source, fixed=False) and is_list_like(target, fixed=False):
         return _to_list(path, source, target)
     if pa.types.is_map(source) and pa.types.is_map(target):
         return _to_map(path, source, target)
-    if _is_var(source) and pa.types.is_dictionary(target):
+    if is_string_or_binary(source, dictionary=True) and pa.types.is_dictionary(target):
         return _to_dictionary(path, target)
-    if _is_var(source) and _is_var(target):
+    if is_string_or_binary(source, dictionary=True) and is_string_or_binary(
+        target, dictionary=True
+    ):
         return _to_plain(path, target)
 
     def cast(arr: pa.Array) -> pa.Array:

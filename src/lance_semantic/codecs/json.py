@@ -47,6 +47,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidJsonError, UnsupportedInputTypeError
+from ..types.families import is_binary_like, is_string_like
 from . import json_reference as _ref
 from ._buffers import Buffers, Piece, reference_range, valid_rows
 from ._jsonb_format import MAX_NESTING_DEPTH, reason_of
@@ -94,7 +95,7 @@ def _text_storage(arr: Any, path: str) -> pa.Array:
         t = arr.type
     if pa.types.is_string_view(t):
         return arr.cast(pa.large_string())
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
+    if is_string_like(t, view=False):
         return arr
     raise UnsupportedInputTypeError(path, "json", str(t))
 
@@ -109,7 +110,7 @@ def _jsonb_storage(arr: Any, path: str) -> pa.Array:
         t = arr.type
     if pa.types.is_binary_view(t):
         return arr.cast(pa.large_binary())
-    if pa.types.is_large_binary(t) or pa.types.is_binary(t):
+    if is_binary_like(t, view=False):
         return arr
     raise UnsupportedInputTypeError(path, "json", str(t))
 

@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..types.families import is_string_like
 from .literals import int_fits
 
 __all__ = ["compile_filter"]
@@ -70,7 +71,7 @@ class _Unsupported(Exception):
 def _kind(t: pa.DataType) -> str | None:
     if pa.types.is_integer(t):
         return _INT
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+    if is_string_like(t):
         return _STR
     if pa.types.is_boolean(t):
         return _BOOL

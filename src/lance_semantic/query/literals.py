@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InvalidExpressionError
+from ..types.families import is_string_like
 
 __all__ = ["check_filter_literals", "int_fits"]
 
@@ -108,7 +109,7 @@ def _check(field: pa.Field, literal: Any, sql: str) -> None:
         ok = whole and int_fits(t, int(value))
     elif pa.types.is_floating(t):
         ok = whole or kind.startswith("Float")
-    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+    elif is_string_like(t):
         ok = kind in _STRINGS
     elif pa.types.is_boolean(t):
         ok = kind == "Boolean"

@@ -25,6 +25,7 @@ import pyarrow as pa
 from ..codecs.kernel_layout import kernel_type, to_kernel_layout
 from ..errors import InvalidExpressionError
 from ..types.arrow_names import has_dictionary
+from ..types.families import is_string_like
 from .sql_parse import parse_expression
 
 __all__ = ["ColumnExpression", "is_null_cast", "stored_type"]
@@ -113,7 +114,7 @@ def _coerce_scalar(value: pa.Scalar, target: pa.DataType) -> pa.Scalar | None:
         if target in (pa.float32(), pa.float64()):
             return pa.scalar(v if math.isnan(v) else float(v), target)
         return None
-    if pa.types.is_string(dt) or pa.types.is_large_string(dt) or pa.types.is_string_view(dt):
+    if is_string_like(dt):
         if target in (pa.string(), pa.large_string(), pa.string_view()):
             return pa.scalar(v, target)
         return None

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from ..errors import CorruptTableError
 from ..manifest.model import DataFile
 from ..schema.field import TableSchema
+from ..types.families import is_list_like
 
 __all__ = ["FilePlan", "Retag", "plan_data_file", "id_entries", "retag_array", "merge_parts"]
 
@@ -49,7 +50,7 @@ def id_entries(f: pa.Field, major: int, minor: int) -> int:
             return 1
         inner = sum(id_entries(t.field(i), major, minor) for i in range(t.num_fields))
         return inner + (1 if every else 0)
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
+    if is_list_like(t, fixed=False):
         return id_entries(t.value_field, major, minor) + (1 if every else 0)
     if pa.types.is_map(t):
         entries = id_entries(t.key_field, major, minor) + id_entries(t.item_field, major, minor)
@@ -233,7 +234,7 @@ def merge_parts(parts: list[pa.Array]) -> pa.Array:
     t = first.type
     if pa.types.is_struct(t) and all(pa.types.is_struct(p.type) for p in parts):
         return _merge_structs(parts)
-    lists = [pa.types.is_list(p.type) or pa.types.is_large_list(p.type) for p in parts]
+    lists = [is_list_like(p.type, fixed=False) for p in parts]
     if all(lists) and all(pa.types.is_struct(p.type.value_type) for p in parts):
         return _merge_lists(parts)
     return first

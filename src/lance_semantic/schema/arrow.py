@@ -53,6 +53,7 @@ from lance_semantic.schema.leaves import (
     unsupported,
 )
 from lance_semantic.types.arrow_names import with_child_fields
+from lance_semantic.types.families import is_list_like
 
 __all__ = [
     "EXTENSION_NAME_KEY",
@@ -275,7 +276,7 @@ def _u32(text: bytes | None) -> int | None:
 def _child_arrow_fields(storage: pa.DataType) -> list[pa.Field]:
     if pat.is_struct(storage):
         return [storage.field(i) for i in range(storage.num_fields)]
-    if pat.is_list(storage) or pat.is_large_list(storage):
+    if is_list_like(storage, fixed=False):
         return [storage.value_field]
     if pat.is_map(storage):
         entries = pa.struct([storage.key_field, storage.item_field])

@@ -20,6 +20,7 @@ import pyarrow.types as pat
 from lance_semantic.errors import NotSupportedYetError, UnsupportedTypeError
 from lance_semantic.schema.field import ENCODING
 from lance_semantic.types.arrow_names import fsl_element_name
+from lance_semantic.types.families import is_list_like
 
 __all__ = [
     "EXTENSION_NAME_KEY",
@@ -180,7 +181,7 @@ def logical_type_of(dt: pa.DataType, path: str) -> str:
             return fmt(dt)
     if pat.is_struct(dt):
         return "struct"
-    if pat.is_list(dt) or pat.is_large_list(dt):
+    if is_list_like(dt, fixed=False):
         base = "list" if pat.is_list(dt) else "large_list"
         return base + ".struct" if pat.is_struct(_storage(dt.value_type)) else base
     if pat.is_map(dt):

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pyarrow as pa
 
+from ..types.families import is_list_like
 from ..types.layouts import (
     default_output_encoding,
     encoding_of_layout,
@@ -122,7 +123,7 @@ def _arrow_children(dt: pa.DataType) -> list[pa.Field]:
         dt = dt.storage_type
     if pa.types.is_struct(dt):
         return [dt.field(i) for i in range(dt.num_fields)]
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_list_view(dt):
+    if is_list_like(dt, fixed=False) or pa.types.is_list_view(dt):
         return [dt.value_field]
     if pa.types.is_fixed_size_list(dt):
         return [dt.value_field] if pa.types.is_struct(dt.value_type) else []

@@ -22,6 +22,7 @@ from lance.file import LanceFileReader, LanceFileSession, LanceFileWriter
 from ..errors import CorruptTableError
 from ..schema.blob import BLOB_V1_KEY, V2_DESCRIPTOR_FIELD
 from ..types.arrow_names import child_fields
+from ..types.families import is_list_like
 from .object_store import ObjectStore
 from .options import relevant_environment
 from .panics import first_line, guarded, is_panic
@@ -114,7 +115,7 @@ def _has_struct(dt: pa.DataType) -> bool:
         dt = dt.storage_type
     if pa.types.is_struct(dt):
         return True
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+    if is_list_like(dt, fixed=True):
         return _has_struct(dt.value_type)
     if pa.types.is_map(dt):
         return _has_struct(dt.key_type) or _has_struct(dt.item_type)
@@ -130,7 +131,7 @@ def _sliced(arr: pa.Array) -> bool:
     dt = arr.type
     if pa.types.is_struct(dt):
         return any(_sliced(arr.field(i)) for i in range(dt.num_fields))
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+    if is_list_like(dt, fixed=True):
         return _sliced(arr.values)
     if pa.types.is_map(dt):
         return _sliced(arr.keys) or _sliced(arr.items)

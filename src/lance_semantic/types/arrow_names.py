@@ -18,6 +18,7 @@ from types import MappingProxyType
 import pyarrow as pa
 import pyarrow.types as pat
 
+from lance_semantic.types.families import is_list_like, is_view
 from lance_semantic.types.semantic import Primitive
 
 __all__ = [
@@ -123,7 +124,7 @@ _PARAMETRIC_NAMES: tuple[
     (pat.is_fixed_size_binary, lambda t: f"fixed_size_binary:{t.byte_width}"),
     (pat.is_struct, lambda t: "struct"),
     (pat.is_map, lambda t: "map"),
-    (lambda t: pat.is_list(t) or pat.is_large_list(t), _list_name),
+    (lambda t: is_list_like(t, fixed=False), _list_name),
     (
         pat.is_fixed_size_list,
         lambda t: f"fixed_size_list:{fsl_element_name(t.value_field)}:{t.list_size}",
@@ -222,7 +223,7 @@ def child_fields(dt: pa.DataType) -> list[pa.Field]:
     included: their storage is theirs)."""
     if pa.types.is_struct(dt):
         return [dt.field(i) for i in range(dt.num_fields)]
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_fixed_size_list(dt):
+    if is_list_like(dt, fixed=True):
         return [dt.value_field]
     if pa.types.is_map(dt):
         return [dt.key_field, dt.item_field]
@@ -232,7 +233,7 @@ def child_fields(dt: pa.DataType) -> list[pa.Field]:
 def has_view(dt: pa.DataType, *, dictionaries: bool = False) -> bool:
     """Whether ``dt`` holds a view layout (or, with ``dictionaries``, a dictionary) at any
     depth (extension types are left alone: their storage is theirs)."""
-    if pa.types.is_string_view(dt) or pa.types.is_binary_view(dt):
+    if is_view(dt):
         return True
     if dictionaries and pa.types.is_dictionary(dt):
         return True

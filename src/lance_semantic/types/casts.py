@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from lance_semantic.types.families import is_list_like
+
 __all__ = ["cast"]
 
 
@@ -40,11 +42,7 @@ def cast(arr: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.
 
 
 def _nested(t: pa.DataType) -> bool:
-    return pa.types.is_struct(t) or _is_list(t)
-
-
-def _is_list(t: pa.DataType) -> bool:
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+    return pa.types.is_struct(t) or is_list_like(t, fixed=True)
 
 
 def _by_child(arr: pa.Array, target: pa.DataType) -> pa.Array:
@@ -54,7 +52,7 @@ def _by_child(arr: pa.Array, target: pa.DataType) -> pa.Array:
         fields = [target.field(i) for i in range(target.num_fields)]
         children = [cast(arr.field(f.name), f.type) for f in fields]
         return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
-    if _is_list(target) and (pa.types.is_list(source) or pa.types.is_large_list(source)):
+    if is_list_like(target, fixed=True) and is_list_like(source, fixed=False):
         if pa.types.is_fixed_size_list(target):
             return arr.cast(target)
         offsets = pa.concat_arrays(

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from ..codecs.json import encode_json, validate_jsonb
 from ..errors import InvalidJsonError, UnsupportedInputTypeError
 from ..schema.field import Field
+from ..types.families import is_list_like
 
 __all__ = ["has_json", "encode_json_values", "JSONB_TYPE"]
 
@@ -72,7 +73,7 @@ def encode_json_values(arr: pa.Array, field: Field) -> pa.Array:
         ]
         fields = [dt.field(i).with_type(c.type) for i, c in enumerate(children)]
         return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt):
+    if is_list_like(dt, fixed=False):
         offsets = arr.offsets
         base = offsets[0].as_py() if len(arr) else 0
         end = offsets[-1].as_py() if len(arr) else 0

@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 from ...codecs import convert
 from ...codecs.convert import Converter, DoesNotFit, encoding_name, identity, longest_list
 from ...schema.field import Field
+from ...types.families import is_large, is_list_like, is_string_like, is_string_or_binary
 from ...write.boundary import declared_field
 
 __all__ = ["MergedColumn", "merge_column", "merged_type", "converter", "DICTIONARY_KEY"]
@@ -66,24 +67,6 @@ def _storage(dt: pa.DataType) -> pa.DataType:
     return dt.storage_type if isinstance(dt, pa.ExtensionType) else dt
 
 
-def _is_string_like(dt: pa.DataType) -> bool:
-    return pa.types.is_string(dt) or pa.types.is_large_string(dt)
-
-
-def _is_binary_like(dt: pa.DataType) -> bool:
-    return pa.types.is_binary(dt) or pa.types.is_large_binary(dt)
-
-
-def _is_variable(dt: pa.DataType) -> bool:
-    if pa.types.is_dictionary(dt):
-        return _is_variable(dt.value_type)
-    return _is_string_like(dt) or _is_binary_like(dt)
-
-
-def _is_list(dt: pa.DataType) -> bool:
-    return pa.types.is_list(dt) or pa.types.is_large_list(dt)
-
-
 def _merge_variable(types: Sequence[pa.DataType]) -> pa.DataType:
     """String / binary layouts (plain or dictionary) -> one layout holding them all.
 
@@ -98,8 +81,8 @@ def _merge_variable(types: Sequence[pa.DataType]) -> pa.DataType:
     DictionaryType(dictionary<values=large_binary, indices=int64, ordered=0>)
     """
     values = [t.value_type if pa.types.is_dictionary(t) else t for t in types]
-    large = any(pa.types.is_large_string(v) or pa.types.is_large_binary(v) for v in values)
-    if any(_is_string_like(v) for v in values):
+    large = any(is_large(v) for v in values)
+    if any(is_string_like(v, view=False) for v in values):
         plain = pa.large_string() if large else pa.string()
     else:
         plain = pa.large_binary() if large else pa.binary()
@@ -146,7 +129,7 @@ def _merge(field: Field, types: Sequence[pa.DataType]) -> tuple[pa.DataType, Fie
         return first, field
     if pa.types.is_struct(first):
         return _merge_struct(field, types)
-    if _is_list(first) and field.children:
+    if is_list_like(first, fixed=False) and field.children:
         item, pruned = _merge(field.children[0], [t.value_type for t in types])
         value_field = first.value_field.with_type(item)
         if any(pa.types.is_large_list(t) for t in types):
@@ -163,7 +146,7 @@ def _merge(field: Field, types: Sequence[pa.DataType]) -> tuple[pa.DataType, Fie
         item_type, item_field = _merge(value, [t.item_type for t in types])
         dt = pa.map_(first.key_field.with_type(key_type), first.item_field.with_type(item_type))
         return dt, replace(field, children=(replace(entries, children=(key_field, item_field)),))
-    if _is_variable(first):
+    if is_string_or_binary(first, view=False, dictionary=True):
         return _merge_variable(types), field
     if pa.types.is_decimal(first):
         return _merge_decimal(types), field
@@ -226,7 +209,7 @@ def _decode(path: str, target: pa.DataType) -> Converter:
 
 def _plain(path: str, target: pa.DataType) -> Converter:
     def run(arr: pa.Array) -> pa.Array:
-        if not (pa.types.is_large_string(target) or pa.types.is_large_binary(target)):
+        if not is_large(target):
             _check_fits(path, pc.binary_length(arr), target)
         if arr.offset:  # Arrow's cast checks a slice's absolute 64-bit offsets
             arr = pa.concat_arrays([arr])
@@ -337,9 +320,11 @@ def converter(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
         if pa.types.is_dictionary(target):
             return _recode(path, source, target)
         return _decode(path, target)
-    if _is_variable(source) and _is_variable(target):
+    if is_string_or_binary(source, view=False, dictionary=True) and is_string_or_binary(
+        target, view=False, dictionary=True
+    ):
         return _plain(path, target)
-    if _is_list(source) and _is_list(target):
+    if is_list_like(source, fixed=False) and is_list_like(target, fixed=False):
         return _list(path, source, target)
     if pa.types.is_fixed_size_list(source) and pa.types.is_fixed_size_list(target):
         return _fixed_size_list(path, source, target)

@@ -50,6 +50,12 @@ from ...schema.extensions import (
 from ...schema.field import Field, TableSchema, freeze_metadata
 from ...schema.semantic import OUTPUT_ENCODING_KEY, canonicalize_created, semantic_type_of
 from ...storage.uncommitted import UncommittedFiles
+from ...types.families import (
+    is_binary_like,
+    is_list_like,
+    is_string_like,
+    is_temporal,
+)
 from ...write.fragments import parse_storage_version
 from ..core.arguments import check_optional_bool, check_optional_str
 from ..core.snapshot import Snapshot
@@ -88,26 +94,6 @@ def _unwrap(dt: pa.DataType) -> pa.DataType:
     return dt.storage_type if isinstance(dt, pa.BaseExtensionType) else dt
 
 
-def _is_temporal(dt: pa.DataType) -> bool:
-    t = pa.types
-    return any(p(dt) for p in (t.is_date, t.is_time, t.is_timestamp, t.is_duration, t.is_interval))
-
-
-def _is_string(dt: pa.DataType) -> bool:
-    t = pa.types
-    return t.is_string(dt) or t.is_large_string(dt) or t.is_string_view(dt)
-
-
-def _is_binary(dt: pa.DataType) -> bool:
-    t = pa.types
-    return t.is_binary(dt) or t.is_large_binary(dt) or t.is_binary_view(dt)
-
-
-def _is_list_like(dt: pa.DataType) -> bool:
-    t = pa.types
-    return t.is_list(dt) or t.is_large_list(dt) or t.is_fixed_size_list(dt)
-
-
 def castable(source: pa.DataType, target: pa.DataType) -> bool:
     """Whether pylance 14 lets ``alter_columns`` cast ``source`` to ``target``: within one
     family only (integers, floats, temporal types, booleans, strings, binaries, decimals,
@@ -126,18 +112,18 @@ def castable(source: pa.DataType, target: pa.DataType) -> bool:
         ok = t.is_integer(target)
     elif t.is_floating(source):
         ok = t.is_floating(target)
-    elif _is_temporal(source):
-        ok = _is_temporal(target)
+    elif is_temporal(source):
+        ok = is_temporal(target)
     elif t.is_boolean(source):
         ok = t.is_boolean(target)
-    elif _is_string(source):
-        ok = _is_string(target)
-    elif _is_binary(source):
-        ok = _is_binary(target)
+    elif is_string_like(source):
+        ok = is_string_like(target)
+    elif is_binary_like(source):
+        ok = is_binary_like(target)
     elif t.is_decimal(source):
         ok = t.is_decimal(target)
-    elif _is_list_like(source):
-        return _is_list_like(target) and castable(source.value_type, target.value_type)
+    elif is_list_like(source, fixed=True):
+        return is_list_like(target, fixed=True) and castable(source.value_type, target.value_type)
     else:
         ok = False
     if not ok:
@@ -364,7 +350,7 @@ class _Rewriter:
                 fields.append(pa.field(nc.name, child.type, nc.nullable))
             mask = arr.is_null() if arr.null_count else None
             return pa.StructArray.from_arrays(kids, fields=fields, mask=mask)
-        if pa.types.is_list(dt) or pa.types.is_large_list(dt):
+        if is_list_like(dt, fixed=False):
             nc = new.children[0]
             values = self._build(arr.values, old.children[0], nc)
             item = pa.field(nc.name, values.type, nc.nullable)

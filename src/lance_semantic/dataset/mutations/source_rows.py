@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from ...errors import InvalidJsonError
 from ...schema.field import Field, TableSchema
+from ...types.families import is_list_like
 from ...write.json_values import encode_json_values
 
 __all__ = ["Origin", "RowOrigins", "first_invalid_json_row"]
@@ -89,7 +90,7 @@ def first_invalid_json_row(
         values = arr.values.slice(arr.offset * size, len(arr) * size)
         found = first_invalid_json_row(values, field.children[0], path)
         return None if found is None else (found[0] // size, found[1])
-    if pa.types.is_list(dt) or pa.types.is_large_list(dt) or pa.types.is_map(dt):
+    if is_list_like(dt, fixed=False) or pa.types.is_map(dt):
         offsets = arr.offsets.to_numpy()
         base = int(offsets[0]) if len(arr) else 0
         end = int(offsets[-1]) if len(arr) else 0
