@@ -58,6 +58,7 @@ from ..storage.object_store import ObjectStore
 from ..storage.panics import first_line, is_panic
 from ..types.arrow_names import child_fields, with_child_fields
 from ..types.blob_layouts import V2_LOGICAL_TYPE
+from ..types.metadata_keys import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
 from .blob_files import blob_file, descriptors_to_values
 from .plan import id_entries
 
@@ -91,8 +92,8 @@ def _shadow_field(field_id: int, v2: bool) -> Field:
         -1,
         "struct",
         metadata={
-            "ARROW:extension:name": BLOB_V2_EXTENSION.encode(),
-            "ARROW:extension:metadata": b"",
+            EXTENSION_NAME_KEY: BLOB_V2_EXTENSION.encode(),
+            EXTENSION_METADATA_KEY: b"",
         },
         extension_name=BLOB_V2_EXTENSION,
         children=children,
@@ -253,7 +254,7 @@ def _bare(f: pa.Field) -> pa.Field:
     return pa.field(f.name, dt, f.nullable)
 
 
-_BLOB_V2_METADATA = {"ARROW:extension:name": BLOB_V2_EXTENSION, "ARROW:extension:metadata": ""}
+_BLOB_V2_METADATA = {EXTENSION_NAME_KEY: BLOB_V2_EXTENSION, EXTENSION_METADATA_KEY: ""}
 
 
 def _renumbered(f: Field, leaves: Iterator[int], fresh: Iterator[int], parent: int = -1) -> Field:

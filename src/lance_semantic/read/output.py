@@ -18,6 +18,13 @@ from ..schema.blob import descriptor_field, is_blob, value_field
 from ..schema.field import Field, TableSchema
 from ..schema.semantic import field_output_encoding, semantic_type_of, strip_output_metadata
 from ..types.layouts import output_type_of, validate_output_encoding
+from ..types.metadata_keys import (
+    EXTENSION_KEY_PREFIX,
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    LAYERED_METADATA_KEY,
+    LAYERED_NAME_KEY,
+)
 from ..types.semantic import JSON, LIST, MAP, STRUCT
 
 __all__ = [
@@ -28,10 +35,10 @@ __all__ = [
     "blob_values_schema",
 ]
 
-_ARROW_NAME = b"ARROW:extension:name"
-_ARROW_META = b"ARROW:extension:metadata"
-_LAYERED_NAME = b"lance-schema:extension-name"
-_LAYERED_META = b"lance-schema:extension-metadata"
+_ARROW_NAME = EXTENSION_NAME_KEY.encode()
+_ARROW_META = EXTENSION_METADATA_KEY.encode()
+_LAYERED_NAME = LAYERED_NAME_KEY.encode()
+_LAYERED_META = LAYERED_METADATA_KEY.encode()
 _LAYERED = (_LAYERED_NAME, _LAYERED_META)
 
 
@@ -144,7 +151,7 @@ def _output_field(field: Field, overrides: Mapping[str, str]) -> pa.Field:
     metadata = strip_output_metadata(field.metadata) or None
     if st is JSON:  # the output type itself names the extension
         metadata = {
-            k: v for k, v in (metadata or {}).items() if not k.startswith("ARROW:extension:")
+            k: v for k, v in (metadata or {}).items() if not k.startswith(EXTENSION_KEY_PREFIX)
         }
         if encoding == "lance.json":  # JSONB: large_binary + lance.json, as stored
             metadata.update({_ARROW_NAME.decode(): b"lance.json", _ARROW_META.decode(): b""})

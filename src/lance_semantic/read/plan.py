@@ -21,14 +21,15 @@ from ..errors import CorruptTableError
 from ..manifest.model import DataFile
 from ..schema.field import TableSchema
 from ..types.families import is_list_like
+from ..types.metadata_keys import BLOB_KEY, BLOB_V2_EXTENSION, EXTENSION_NAME_KEY
 
 __all__ = ["FilePlan", "Retag", "plan_data_file", "id_entries", "retag_array", "merge_parts"]
 
 
 def _is_blob_v2(f: pa.Field) -> bool:
     md = f.metadata or {}
-    return md.get(b"ARROW:extension:name") == b"lance.blob.v2" or (
-        md.get(b"lance-encoding:blob") == b"true" and pa.types.is_struct(f.type)
+    return md.get(EXTENSION_NAME_KEY.encode()) == BLOB_V2_EXTENSION.encode() or (
+        md.get(BLOB_KEY.encode()) == b"true" and pa.types.is_struct(f.type)
     )
 
 

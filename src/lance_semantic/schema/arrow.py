@@ -54,6 +54,11 @@ from lance_semantic.schema.leaves import (
 )
 from lance_semantic.types.arrow_names import with_child_fields
 from lance_semantic.types.families import is_list_like
+from lance_semantic.types.metadata_keys import (
+    CLUSTERING_KEY_POSITION_KEY,
+    PRIMARY_KEY_KEY,
+    PRIMARY_KEY_POSITION_KEY,
+)
 
 __all__ = [
     "EXTENSION_NAME_KEY",
@@ -73,9 +78,6 @@ __all__ = [
     "data_file_field_ids",
 ]
 
-_PK_KEY = "lance-schema:unenforced-primary-key"
-_PK_POSITION_KEY = "lance-schema:unenforced-primary-key:position"
-_CK_POSITION_KEY = "lance-schema:unenforced-clustering-key:position"
 _TRUTHY = frozenset({"true", "1", "yes", "y", "on"})
 _U32_MAX = 2**32 - 1
 
@@ -332,8 +334,8 @@ def field_from_arrow(
         field_from_arrow(c, ids=ids, parent_id=field_id, parent_path=path)
         for c in _child_arrow_fields(dt)
     )
-    pk_position = _u32(metadata.get(_PK_POSITION_KEY))
-    pk_flag = metadata.get(_PK_KEY, b"").decode().lower() in _TRUTHY
+    pk_position = _u32(metadata.get(PRIMARY_KEY_POSITION_KEY))
+    pk_flag = metadata.get(PRIMARY_KEY_KEY, b"").decode().lower() in _TRUTHY
     return Field(
         name=arrow_field.name,
         id=field_id,
@@ -346,7 +348,7 @@ def field_from_arrow(
         dictionary=(0, 0) if logical.startswith("dict:") else None,
         unenforced_primary_key=pk_flag or pk_position is not None,
         unenforced_primary_key_position=pk_position or 0,
-        unenforced_clustering_key_position=_u32(metadata.get(_CK_POSITION_KEY)) or 0,
+        unenforced_clustering_key_position=_u32(metadata.get(CLUSTERING_KEY_POSITION_KEY)) or 0,
         children=children,
         path=path,
     )

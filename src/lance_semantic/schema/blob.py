@@ -29,6 +29,14 @@ from ..types.blob_layouts import (
     V2_MINIMAL_TYPE,
     is_logical_v2_type,
 )
+from ..types.metadata_keys import (
+    DEDICATED_THRESHOLD_KEY,
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    INLINE_THRESHOLD_KEY,
+    PACK_FILE_THRESHOLD_KEY,
+    PACKED_KEY,
+)
 from .field import Field, is_blob, is_blob_v1, is_blob_v2
 
 __all__ = [
@@ -55,12 +63,6 @@ __all__ = [
     "is_descriptor_type",
 ]
 
-PACKED_KEY = "lance-encoding:packed"
-INLINE_THRESHOLD_KEY = "lance-encoding:blob-inline-size-threshold"
-DEDICATED_THRESHOLD_KEY = "lance-encoding:blob-dedicated-size-threshold"
-PACK_FILE_THRESHOLD_KEY = "lance-encoding:blob-pack-file-size-threshold"
-_EXT_NAME = "ARROW:extension:name"
-_EXT_META = "ARROW:extension:metadata"
 
 #: what a read of a blob v1 column returns (pylance 14): positions into the data file
 V1_DESCRIPTOR_FIELD = pa.field(
@@ -100,7 +102,7 @@ V2_PREPARED_TYPE = pa.struct(
 def _arrow_extension(f: pa.Field) -> str | None:
     if isinstance(f.type, pa.BaseExtensionType):
         return str(f.type.extension_name)
-    raw = (f.metadata or {}).get(_EXT_NAME.encode())
+    raw = (f.metadata or {}).get(EXTENSION_NAME_KEY.encode())
     return raw.decode("utf-8", "replace") if raw is not None else None
 
 
@@ -141,8 +143,8 @@ def value_field(field: Field) -> pa.Field:
     md = dict(field.metadata)
     if is_blob_v1(field):
         return pa.field(field.name, pa.large_binary(), field.nullable, metadata=md)
-    md[_EXT_NAME] = BLOB_V2_EXTENSION.encode()
-    md.setdefault(_EXT_META, b"")
+    md[EXTENSION_NAME_KEY] = BLOB_V2_EXTENSION.encode()
+    md.setdefault(EXTENSION_METADATA_KEY, b"")
     # the logical layout only carries values to the encoder; data files hold descriptors
     return pa.field(field.name, V2_LOGICAL_TYPE, field.nullable, metadata=md)
 

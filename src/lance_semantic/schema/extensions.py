@@ -22,6 +22,15 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..errors import ReservedExtensionNameError, SchemaMismatchError
+from ..types.metadata_keys import (
+    BFLOAT16_EXTENSION,
+    BLOB_V2_EXTENSION,
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    LANCE_JSON_EXTENSION,
+    LAYERED_METADATA_KEY,
+    LAYERED_NAME_KEY,
+)
 from .arrow import _extension_metadata
 from .field import Field
 
@@ -42,18 +51,14 @@ __all__ = [
     "check_append_extensions",
 ]
 
-EXTENSION_NAME_KEY = "ARROW:extension:name"
-EXTENSION_METADATA_KEY = "ARROW:extension:metadata"
-LAYERED_NAME_KEY = "lance-schema:extension-name"
-LAYERED_METADATA_KEY = "lance-schema:extension-metadata"
 
 #: extension names Lance defines: the core ones of the spec, and the value-preserving Python
 #: types pylance 14 registers in ``lance.arrow``
 KNOWN_LANCE_EXTENSIONS = frozenset(
     {
-        "lance.json",
-        "lance.blob.v2",
-        "lance.bfloat16",
+        LANCE_JSON_EXTENSION,
+        BLOB_V2_EXTENSION,
+        BFLOAT16_EXTENSION,
         "lance.arrow.image_uri",
         "lance.arrow.encoded_image",
         "lance.arrow.fixed_shape_image_tensor",

@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 from ..types.blob_layouts import BLOB_V1_KEY, BLOB_V2_EXTENSION
 from ..types.logical_type import parse_any_logical_type
+from ..types.metadata_keys import EXTENSION_NAME_KEY, OUTPUT_ENCODING_KEY
 from ..types.semantic import BLOB, JSON, SemanticType
 
 __all__ = [
@@ -103,7 +104,7 @@ class Field:
         """
         if self.extension_name:
             return self.extension_name
-        raw = self.metadata.get("ARROW:extension:name")
+        raw = self.metadata.get(EXTENSION_NAME_KEY)
         return raw.decode() if raw is not None else None
 
     @property
@@ -154,7 +155,7 @@ class Field:
         >>> schema.field("a").output_encoding, schema.field("b").output_encoding
         ('large_utf8', None)
         """
-        raw = self.metadata.get("lance-schema:output-encoding")
+        raw = self.metadata.get(OUTPUT_ENCODING_KEY)
         return raw.decode() if raw is not None else None
 
 

@@ -21,6 +21,14 @@ from lance_semantic.errors import NotSupportedYetError, UnsupportedTypeError
 from lance_semantic.schema.field import ENCODING
 from lance_semantic.types.arrow_names import fsl_element_name
 from lance_semantic.types.families import is_list_like
+from lance_semantic.types.metadata_keys import (
+    ARROW_JSON_EXTENSION,
+    BFLOAT16_EXTENSION,
+    BLOB_KEY,
+    EXTENSION_METADATA_KEY,
+    EXTENSION_NAME_KEY,
+    LANCE_JSON_EXTENSION,
+)
 
 __all__ = [
     "EXTENSION_NAME_KEY",
@@ -38,11 +46,8 @@ __all__ = [
     "unsupported",
 ]
 
-EXTENSION_NAME_KEY = "ARROW:extension:name"
-EXTENSION_METADATA_KEY = "ARROW:extension:metadata"
-BFLOAT16_EXTENSION = "lance.bfloat16"
-JSON_EXTENSIONS = frozenset({"arrow.json", "lance.json"})
-BLOB_METADATA_KEY = "lance-encoding:blob"
+JSON_EXTENSIONS = frozenset({ARROW_JSON_EXTENSION, LANCE_JSON_EXTENSION})
+BLOB_METADATA_KEY = BLOB_KEY
 
 # ---- The vocabulary tables (docs/format/lance-format-facts.md §5) ----
 

@@ -22,6 +22,7 @@ from ..types.layouts import (
     validate_output_encoding,
 )
 from ..types.logical_type import parse_any_logical_type
+from ..types.metadata_keys import EXTENSION_NAME_KEY, OUTPUT_ENCODING_KEY
 from ..types.semantic import JSON, SemanticType
 from .field import ENCODING, Field, TableSchema, freeze_metadata, is_blob, semantic_type_of
 
@@ -34,8 +35,6 @@ __all__ = [
     "is_representation_only",
     "strip_output_metadata",
 ]
-
-OUTPUT_ENCODING_KEY = "lance-schema:output-encoding"
 
 
 def implied_output_encoding(field: Field) -> str | None:
@@ -80,7 +79,7 @@ def _json_layout(arrow_field: pa.Field) -> str | None:
     dt = arrow_field.type
     if isinstance(dt, pa.BaseExtensionType):
         return None if dt.extension_name == "arrow.json" else dt.extension_name
-    raw = (arrow_field.metadata or {}).get(b"ARROW:extension:name")
+    raw = (arrow_field.metadata or {}).get(EXTENSION_NAME_KEY.encode())
     return raw.decode() if raw is not None and raw != b"arrow.json" else None
 
 

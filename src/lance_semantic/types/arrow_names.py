@@ -18,6 +18,7 @@ from types import MappingProxyType
 import pyarrow as pa
 import pyarrow.types as pat
 
+from lance_semantic.types import metadata_keys
 from lance_semantic.types.families import is_list_like, is_view
 from lance_semantic.types.semantic import Primitive
 
@@ -37,8 +38,9 @@ __all__ = [
     "ordered_like",
 ]
 
-EXTENSION_NAME_KEY = b"ARROW:extension:name"
-BFLOAT16 = "lance.bfloat16"
+#: ``ARROW:extension:name`` as pyarrow metadata holds it (bytes)
+EXTENSION_NAME_KEY = metadata_keys.EXTENSION_NAME_KEY.encode()
+BFLOAT16 = metadata_keys.BFLOAT16_EXTENSION
 
 #: the integer Arrow types by logical_type spelling (int8…int64, uint8…uint64)
 INTEGER_TYPES: Mapping[str, pa.DataType] = MappingProxyType(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from lance_semantic.types.metadata_keys import BLOB_KEY, BLOB_V2_EXTENSION
+
 __all__ = [
     "BLOB_V1_KEY",
     "BLOB_V2_EXTENSION",
@@ -18,8 +20,7 @@ __all__ = [
     "is_logical_v2_type",
 ]
 
-BLOB_V1_KEY = "lance-encoding:blob"
-BLOB_V2_EXTENSION = "lance.blob.v2"
+BLOB_V1_KEY = BLOB_KEY
 
 V2_LOGICAL_TYPE = pa.struct(
     [

@@ -34,6 +34,7 @@ from ..schema.blob import (
 )
 from ..schema.field import TableSchema
 from ..storage.blobs import BlobSidecarWriter
+from ..types.metadata_keys import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
 
 __all__ = [
     "v1_inputs_as_v2",
@@ -45,8 +46,8 @@ __all__ = [
     "blob_columns",
 ]
 
-_EXT_NAME = b"ARROW:extension:name"
-_EXT_META = b"ARROW:extension:metadata"
+_EXT_NAME = EXTENSION_NAME_KEY.encode()
+_EXT_META = EXTENSION_METADATA_KEY.encode()
 _INLINE, _PACKED, _DEDICATED, _EXTERNAL = 0, 1, 2, 3
 
 
@@ -150,7 +151,10 @@ def _thresholds(f: pa.Field) -> _Thresholds:
 
 def _prepared_field(f: pa.Field) -> pa.Field:
     return pa.field(
-        f.name, V2_PREPARED_TYPE, f.nullable, metadata={_EXT_NAME: b"lance.blob.v2", _EXT_META: b""}
+        f.name,
+        V2_PREPARED_TYPE,
+        f.nullable,
+        metadata={_EXT_NAME: BLOB_V2_EXTENSION.encode(), _EXT_META: b""},
     )
 
 

@@ -40,6 +40,7 @@ from ..schema.semantic import semantic_type_of, strip_output_metadata
 from ..types.arrow_names import child_fields, has_view, kernel_type, with_child_fields
 from ..types.casts import cast as safe_cast
 from ..types.layouts import OFFSET_LIMIT, accepts_input, is_physical_layout, layout_name
+from ..types.metadata_keys import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
 from ..types.semantic import MAP, STRUCT, Decimal
 from .blob_values import logical_blob_array, logical_blob_type
 from .json_values import JSONB_TYPE, encode_json_values, has_json
@@ -56,16 +57,12 @@ __all__ = [
 ]
 
 
-_EXT_NAME = "ARROW:extension:name"
-_EXT_META = "ARROW:extension:metadata"
-
-
 def _bind_blob(tf: Field, af: pa.Field, path: str) -> Field:
     """Blob v1 takes ``large_binary``; blob v2 its logical struct under ``lance.blob.v2`` or
     v1-style bytes (the Blob specification's inputs)."""
     dt = af.type
     ext = dt.extension_name if isinstance(dt, pa.BaseExtensionType) else None
-    ext = ext or ((af.metadata or {}).get(_EXT_NAME.encode(), b"").decode() or None)
+    ext = ext or ((af.metadata or {}).get(EXTENSION_NAME_KEY.encode(), b"").decode() or None)
     storage = dt.storage_type if isinstance(dt, pa.BaseExtensionType) else dt
     ok = accepts_input(semantic_type_of(tf), storage, extension_name=ext)
     if not ok or (is_blob_v1(tf) and storage != pa.large_binary()):
@@ -82,7 +79,7 @@ def _bind(tf: Field, af: pa.Field, path: str, members_optional: bool = False) ->
         return _bind_blob(tf, af, path)
     if tf.logical_type == "json":  # arrow.json text or lance.json JSONB (type or metadata)
         md = af.metadata or {}
-        ext = md.get(_EXT_NAME.encode(), b"").decode() or None
+        ext = md.get(EXTENSION_NAME_KEY.encode(), b"").decode() or None
         if not accepts_input(semantic_type_of(tf), dt, extension_name=ext):
             raise UnsupportedInputTypeError(path, "json", layout_name(dt))
         check_append_extensions(tf, af, path, arrow_slot=False)
@@ -184,8 +181,8 @@ def _storage_field(f: pa.Field) -> pa.Field:
     ext = input_arrow_extension(f)
     assert ext is not None  # f's type is an extension type
     md = dict(f.metadata or {})
-    md[_EXT_NAME.encode()] = ext.name.encode()
-    md[_EXT_META.encode()] = ext.metadata
+    md[EXTENSION_NAME_KEY.encode()] = ext.name.encode()
+    md[EXTENSION_METADATA_KEY.encode()] = ext.metadata
     return pa.field(f.name, _storage_only(dt.storage_type), f.nullable, metadata=md)
 
 
@@ -201,8 +198,8 @@ def _file_metadata(tf: Field) -> dict[str, bytes] | None:
     md = strip_output_metadata(tf.metadata)
     ext = tf.arrow_extension_name
     if ext is not None:
-        md.setdefault(_EXT_NAME, ext.encode())
-        md.setdefault(_EXT_META, b"")
+        md.setdefault(EXTENSION_NAME_KEY, ext.encode())
+        md.setdefault(EXTENSION_METADATA_KEY, b"")
     return md or None
 
 
@@ -292,7 +289,7 @@ def to_physical(batch: pa.RecordBatch, bound: Sequence[Field]) -> pa.RecordBatch
 
 def _describe(f: pa.Field) -> tuple[str, str | None]:
     md = f.metadata or {}
-    ext = md.get(_EXT_NAME.encode())
+    ext = md.get(EXTENSION_NAME_KEY.encode())
     return layout_name(f.type), ext.decode() if ext is not None else None
 
 
