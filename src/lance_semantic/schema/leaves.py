@@ -19,8 +19,13 @@ import pyarrow.types as pat
 
 from lance_semantic.errors import NotSupportedYetError, UnsupportedTypeError
 from lance_semantic.schema.field import ENCODING
-from lance_semantic.types.arrow_names import fsl_element_name
-from lance_semantic.types.families import is_list_like
+from lance_semantic.types.arrow_names import (
+    LEGACY_LEAF_TYPES,
+    LEGACY_PARAMETRIC_LEAVES,
+    fsl_element_name,
+)
+from lance_semantic.types.families import is_list_like, is_string_or_binary
+from lance_semantic.types.logical_type import DICTIONARY_KEY_NAMES
 from lance_semantic.types.metadata_keys import (
     ARROW_JSON_EXTENSION,
     BFLOAT16_EXTENSION,
@@ -52,26 +57,7 @@ BLOB_METADATA_KEY = BLOB_KEY
 # ---- The vocabulary tables (docs/format/lance-format-facts.md §5) ----
 
 #: logical_type -> Arrow type, for every type without parameters beyond its name
-_LEAF_ARROW: Mapping[str, pa.DataType] = MappingProxyType(
-    {
-        "null": pa.null(),
-        "bool": pa.bool_(),
-        **{f"int{b}": getattr(pa, f"int{b}")() for b in (8, 16, 32, 64)},
-        **{f"uint{b}": getattr(pa, f"uint{b}")() for b in (8, 16, 32, 64)},
-        "halffloat": pa.float16(),
-        "float": pa.float32(),
-        "double": pa.float64(),
-        "string": pa.string(),
-        "large_string": pa.large_string(),
-        "binary": pa.binary(),
-        "large_binary": pa.large_binary(),
-        "date32:day": pa.date32(),
-        "date64:ms": pa.date64(),
-        **{f"time32:{u}": pa.time32(u) for u in ("s", "ms")},
-        **{f"time64:{u}": pa.time64(u) for u in ("us", "ns")},
-        **{f"duration:{u}": pa.duration(u) for u in ("s", "ms", "us", "ns")},
-    }
-)
+_LEAF_ARROW: Mapping[str, pa.DataType] = LEGACY_LEAF_TYPES
 
 #: Arrow type -> logical_type; the view types are stored as their plain counterparts
 _LEAF_LOGICAL: Mapping[pa.DataType, str] = MappingProxyType(
@@ -83,23 +69,18 @@ _LEAF_LOGICAL: Mapping[pa.DataType, str] = MappingProxyType(
 )
 
 #: Arrow types with parameters that still fold into one logical string (no children)
-_PARAMETRIC: tuple[tuple[Callable[[pa.DataType], bool], Callable[[pa.DataType], str]], ...] = (
-    (pat.is_timestamp, lambda t: f"timestamp:{t.unit}:{t.tz or '-'}"),
-    (pat.is_decimal128, lambda t: f"decimal:128:{t.precision}:{t.scale}"),
-    (pat.is_decimal256, lambda t: f"decimal:256:{t.precision}:{t.scale}"),
-    (pat.is_fixed_size_binary, lambda t: f"fixed_size_binary:{t.byte_width}"),
-)
+_PARAMETRIC = LEGACY_PARAMETRIC_LEAVES
 
 #: dictionary values must be a one-word leaf: pylance cannot parse ``dict:<a:b>:<k>:false`` back
 _DICT_VALUES = frozenset(name for name in _LEAF_ARROW if ":" not in name)
-_DICT_KEYS = frozenset(f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64))
+_DICT_KEYS = DICTIONARY_KEY_NAMES
 
 #: ``lance.file.Field.encoding`` by logical type (anything else: PLAIN)
 _ENCODING_BY_LOGICAL: Mapping[str, int] = MappingProxyType(
     {
         "null": ENCODING["NONE"],
         "struct": ENCODING["NONE"],
-        **{n: ENCODING["VAR_BINARY"] for n in ("string", "large_string", "binary", "large_binary")},
+        **{n: ENCODING["VAR_BINARY"] for n, t in _LEAF_ARROW.items() if is_string_or_binary(t)},
         "json": ENCODING["VAR_BINARY"],
     }
 )

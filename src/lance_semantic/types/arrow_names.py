@@ -20,13 +20,15 @@ import pyarrow.types as pat
 
 from lance_semantic.types import metadata_keys
 from lance_semantic.types.families import is_list_like, is_view
-from lance_semantic.types.semantic import Primitive
+from lance_semantic.types.semantic import INTEGER_NAMES, Primitive
 
 __all__ = [
     "EXTENSION_NAME_KEY",
     "BFLOAT16",
     "INTEGER_TYPES",
     "PRIMITIVE_ARROW_TYPES",
+    "LEGACY_LEAF_TYPES",
+    "LEGACY_PARAMETRIC_LEAVES",
     "arrow_type_of_primitive",
     "layout_name",
     "fsl_element_name",
@@ -44,7 +46,7 @@ BFLOAT16 = metadata_keys.BFLOAT16_EXTENSION
 
 #: the integer Arrow types by logical_type spelling (int8…int64, uint8…uint64)
 INTEGER_TYPES: Mapping[str, pa.DataType] = MappingProxyType(
-    {f"{s}int{b}": getattr(pa, f"{s}int{b}")() for s in ("", "u") for b in (8, 16, 32, 64)}
+    {name: getattr(pa, name)() for name in INTEGER_NAMES}
 )
 
 #: the unchanged primitive types without parameters (semantic.PRIMITIVE_NAMES) -> Arrow type
@@ -95,13 +97,31 @@ def arrow_type_of_primitive(t: Primitive) -> pa.DataType:
     return _PRIMITIVE_PARAMETRIC[head](rest)
 
 
+#: the one table of legacy names without parameters: logical_type -> its one Arrow type
+#: (the unchanged primitives, and string / binary in their 32- and 64-bit layouts)
+LEGACY_LEAF_TYPES: Mapping[str, pa.DataType] = MappingProxyType(
+    {
+        **PRIMITIVE_ARROW_TYPES,
+        "string": pa.string(),
+        "large_string": pa.large_string(),
+        "binary": pa.binary(),
+        "large_binary": pa.large_binary(),
+    }
+)
+
+#: the legacy names with parameters and no children: pyarrow predicate -> legacy string
+LEGACY_PARAMETRIC_LEAVES: tuple[
+    tuple[Callable[[pa.DataType], bool], Callable[[pa.DataType], str]], ...
+] = (
+    (pat.is_timestamp, lambda t: f"timestamp:{t.unit}:{t.tz or '-'}"),
+    (pat.is_decimal128, lambda t: f"decimal:128:{t.precision}:{t.scale}"),
+    (pat.is_decimal256, lambda t: f"decimal:256:{t.precision}:{t.scale}"),
+    (pat.is_fixed_size_binary, lambda t: f"fixed_size_binary:{t.byte_width}"),
+)
+
 _LEAF_NAMES: Mapping[pa.DataType, str] = MappingProxyType(
     {
-        **{t: name for name, t in PRIMITIVE_ARROW_TYPES.items()},
-        pa.string(): "string",
-        pa.large_string(): "large_string",
-        pa.binary(): "binary",
-        pa.large_binary(): "large_binary",
+        **{t: name for name, t in LEGACY_LEAF_TYPES.items()},
         # no legacy spelling (legacy stores views as their plain layouts): name them apart
         pa.string_view(): "string_view",
         pa.binary_view(): "binary_view",
@@ -120,10 +140,7 @@ def _list_name(dt: pa.DataType) -> str:
 _PARAMETRIC_NAMES: tuple[
     tuple[Callable[[pa.DataType], bool], Callable[[pa.DataType], str]], ...
 ] = (
-    (pat.is_timestamp, lambda t: f"timestamp:{t.unit}:{t.tz or '-'}"),
-    (pat.is_decimal128, lambda t: f"decimal:128:{t.precision}:{t.scale}"),
-    (pat.is_decimal256, lambda t: f"decimal:256:{t.precision}:{t.scale}"),
-    (pat.is_fixed_size_binary, lambda t: f"fixed_size_binary:{t.byte_width}"),
+    *LEGACY_PARAMETRIC_LEAVES,
     (pat.is_struct, lambda t: "struct"),
     (pat.is_map, lambda t: "map"),
     (lambda t: is_list_like(t, fixed=False), _list_name),

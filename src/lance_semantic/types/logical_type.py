@@ -24,6 +24,7 @@ from lance_semantic.errors import UnsupportedTypeError
 from lance_semantic.types.semantic import (
     BINARY,
     BLOB,
+    INTEGER_NAMES,
     JSON,
     LIST,
     MAP,
@@ -56,9 +57,7 @@ class _Parsed(NamedTuple):
 
 #: integer logical types a dictionary key may have (legacy ``dict:<value>:<key>:false``); the
 #: output encoding spells them the same way (``dictionary:<key>:<value>``)
-DICTIONARY_KEY_NAMES: frozenset[str] = frozenset(
-    f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)
-)
+DICTIONARY_KEY_NAMES: frozenset[str] = frozenset(INTEGER_NAMES)
 
 #: legacy dictionary value logical type -> (semantic type, output-encoding value layout)
 _DICTIONARY_VALUES: Mapping[str, tuple[SemanticType, str]] = MappingProxyType(
@@ -83,8 +82,12 @@ _EXACT: Mapping[str, _Parsed] = MappingProxyType(
         # display name only (blob is stored as large_binary / struct + metadata); parsing it
         # keeps parse_logical_type(str(t)) == t for every semantic type
         "blob": _Parsed(BLOB, None, False),
-        "large_string": _Parsed(STRING, "large_utf8", True),
-        "large_binary": _Parsed(BINARY, "large_binary", True),
+        # the 64-bit string / binary names: the plain type read as its large layout
+        **{
+            name: _Parsed(semantic, layout, True)
+            for name, (semantic, layout) in _DICTIONARY_VALUES.items()
+            if name.startswith("large_")
+        },
         "list.struct": _Parsed(LIST, None, True),
         "large_list": _Parsed(LIST, "large_list", True),
         "large_list.struct": _Parsed(LIST, "large_list", True),

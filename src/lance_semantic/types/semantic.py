@@ -49,6 +49,7 @@ __all__ = [
     "JSON",
     "BLOB",
     "PRIMITIVE_NAMES",
+    "INTEGER_NAMES",
     "TIME_UNITS",
     "MAX_DECIMAL_PRECISION",
     "MAX_DECIMAL128_PRECISION",
@@ -60,12 +61,15 @@ Kind: TypeAlias = Literal["unchanged", "representation", "value_transforming"]
 #: unit spellings of timestamp and duration types (docs/format/lance-format-facts.md §5)
 TIME_UNITS = ("s", "ms", "us", "ns")
 
+#: the integer logical types, in width order, signed first (int8 … int64, uint8 … uint64)
+INTEGER_NAMES: tuple[str, ...] = tuple(f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64))
+
 #: every primitive logical_type without parameters (docs/format/lance-format-facts.md §5)
 PRIMITIVE_NAMES: frozenset[str] = frozenset(
     {
         "null",
         "bool",
-        *(f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)),
+        *INTEGER_NAMES,
         "halffloat",
         "float",
         "double",
