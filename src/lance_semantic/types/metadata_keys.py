@@ -54,7 +54,7 @@ PRIMARY_KEY_KEY = "lance-schema:unenforced-primary-key"
 PRIMARY_KEY_POSITION_KEY = "lance-schema:unenforced-primary-key:position"
 CLUSTERING_KEY_POSITION_KEY = "lance-schema:unenforced-clustering-key:position"
 
-# ---- pylance's blob encoding keys (facts §10) ----
+# ---- pylance's blob encoding keys (docs/format/lance-format-facts.md §10) ----
 #: marks a blob v1 column (``large_binary``), value ``"true"``
 BLOB_KEY = "lance-encoding:blob"
 #: marks a packed blob v1 column
