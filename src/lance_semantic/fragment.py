@@ -15,8 +15,7 @@ returns :class:`FragmentMetadata`, which ``ls.LanceOperation`` takes and
 
 from __future__ import annotations
 
-from .dataset.fragment import LanceFragment
-from .dataset.writes.fragment_metadata import DataFile, DeletionFile, FragmentMetadata
-from .dataset.writes.two_phase import write_fragments
+from .dataset import LanceFragment
+from .dataset.writes import DataFile, DeletionFile, FragmentMetadata, write_fragments
 
 __all__ = ["write_fragments", "FragmentMetadata", "DataFile", "DeletionFile", "LanceFragment"]

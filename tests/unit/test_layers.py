@@ -213,3 +213,34 @@ def test_a_wing_imports_only_shared_wings_and_never_the_facade(path: Path) -> No
             if part != wing and part not in SHARED_WINGS:
                 bad.add(part)
     assert not bad, f"{path.relative_to(PKG)} (wing {wing}) imports {sorted(bad)}"
+
+
+PACKAGES = sorted(
+    p.parent for p in PKG.rglob("__init__.py") if "_pb" not in p.parts and p.parent != PKG
+)
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: str(p.relative_to(PKG)))
+def test_every_package_has_a_front_door(package: Path) -> None:
+    """Each package's ``__init__.py`` lists its API in ``__all__``, and every listed name is
+    bound there (the package is imported by name, not by module path, from outside)."""
+    tree = ast.parse((package / "__init__.py").read_text())
+    listed = [
+        e.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+        for e in n.value.elts  # type: ignore[attr-defined]
+    ]
+    assert listed, f"{package.relative_to(PKG)}/__init__.py has no __all__"
+    bound = {
+        a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    bound |= {
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    assert set(listed) <= bound, sorted(set(listed) - bound)

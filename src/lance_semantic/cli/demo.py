@@ -7,7 +7,7 @@ import tempfile
 
 import pyarrow as pa
 
-from ..dataset.dataset import write_dataset
+from ..dataset import write_dataset
 from ..errors import LanceSemanticError
 from .inspect import format_inspect
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..dataset.dataset import Dataset
+from ..dataset import Dataset
 from ..errors import LanceSemanticError
-from ..manifest import flags
-from ..manifest.model import Fragment
-from ..schema.field import Field
+from ..manifest import Fragment, flags
+from ..schema import Field
 
 __all__ = ["format_inspect", "FRAGMENTS_SHOWN"]
 

@@ -18,8 +18,7 @@ from importlib import metadata
 import lance_semantic
 
 from ..dataset.dataset import Dataset, dataset
-from ..dataset.maintenance.codec_warm_up import warm_up
-from ..dataset.maintenance.table_check import check
+from ..dataset.maintenance import check, warm_up
 from ..errors import LanceSemanticError
 from .demo import run_demo
 from .inspect import FRAGMENTS_SHOWN, format_inspect

@@ -1,0 +1,62 @@
+"""Commits (layer L4): transactions, the conflict rules pylance 14 applies, version refs (tags),
+and the one committer that publishes a manifest."""
+
+from .committer import (
+    MAX_RETRIES,
+    commit,
+    is_latest,
+    latest_version,
+    list_versions,
+    load_latest_or_none,
+    load_manifest,
+)
+from .conflicts import AffectedRows, commutes, rebase
+from .refs import (
+    TAGS_DIR,
+    TagContents,
+    check_tag_name,
+    create_tag,
+    decode_tag,
+    delete_tag,
+    encode_tag,
+    format_timestamp,
+    list_tags,
+    manifest_size,
+    parse_timestamp,
+    read_tag,
+    replace_tag_metadata,
+    tag_exists,
+    update_tag,
+)
+from .transaction import WRITER_VERSION, apply_transaction, next_fragment_id
+
+__all__ = [
+    "list_versions",
+    "latest_version",
+    "is_latest",
+    "load_manifest",
+    "commit",
+    "MAX_RETRIES",
+    "load_latest_or_none",
+    "rebase",
+    "commutes",
+    "AffectedRows",
+    "TAGS_DIR",
+    "TagContents",
+    "check_tag_name",
+    "encode_tag",
+    "decode_tag",
+    "format_timestamp",
+    "parse_timestamp",
+    "read_tag",
+    "tag_exists",
+    "list_tags",
+    "create_tag",
+    "update_tag",
+    "delete_tag",
+    "replace_tag_metadata",
+    "manifest_size",
+    "apply_transaction",
+    "WRITER_VERSION",
+    "next_fragment_id",
+]

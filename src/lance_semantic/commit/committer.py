@@ -18,14 +18,21 @@ from ..errors import (
     DatasetNotFoundError,
     VersionNotFoundError,
 )
-from ..manifest import flags
-from ..manifest.codec import decode_manifest_file, encode_manifest_file, encode_transaction
-from ..manifest.model import Fragment, Manifest, Operation, Restore, Transaction
-from ..manifest.validation import named_paths, validate_manifest, validation_context
-from ..storage import paths
-from ..storage.conditional import OutcomeUnknown, create_once
-from ..storage.object_store import ObjectStore
-from ..storage.uncommitted import UncommittedFiles
+from ..manifest import (
+    Fragment,
+    Manifest,
+    Operation,
+    Restore,
+    Transaction,
+    decode_manifest_file,
+    encode_manifest_file,
+    encode_transaction,
+    flags,
+    named_paths,
+    validate_manifest,
+    validation_context,
+)
+from ..storage import ObjectStore, OutcomeUnknown, UncommittedFiles, create_once, paths
 from .conflicts import AffectedRows, rebase
 from .transaction import apply_transaction
 

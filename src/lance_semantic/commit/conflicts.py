@@ -29,8 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import CommitConflictError, CorruptTableError, DatasetExistsError
-from ..manifest.codec import decode_transaction
-from ..manifest.model import (
+from ..manifest import (
     Append,
     CreateIndex,
     Delete,
@@ -46,11 +45,9 @@ from ..manifest.model import (
     Transaction,
     Update,
     UpdateConfig,
+    decode_transaction,
 )
-from ..storage import paths
-from ..storage.deletions import read_deleted_rows, write_deleted_rows
-from ..storage.object_store import ObjectStore
-from ..storage.uncommitted import UncommittedFiles
+from ..storage import ObjectStore, UncommittedFiles, paths, read_deleted_rows, write_deleted_rows
 
 __all__ = ["rebase", "commutes", "AffectedRows"]
 

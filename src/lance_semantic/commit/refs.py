@@ -30,9 +30,7 @@ from ..errors import (
     TagNotFoundError,
     VersionNotFoundError,
 )
-from ..storage import paths
-from ..storage.conditional import OutcomeUnknown, create_once
-from ..storage.object_store import ObjectStore
+from ..storage import ObjectStore, OutcomeUnknown, create_once, paths
 from .committer import list_versions
 
 __all__ = [

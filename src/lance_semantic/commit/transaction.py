@@ -14,9 +14,7 @@ from dataclasses import replace
 from functools import singledispatch
 
 from ..errors import CommitConflictError
-from ..manifest import flags
-from ..manifest.indices import without_indices_on_missing_fields
-from ..manifest.model import (
+from ..manifest import (
     DEFAULT_DATA_FORMAT,
     Append,
     Delete,
@@ -32,9 +30,10 @@ from ..manifest.model import (
     Update,
     UpdateConfig,
     WriterVersion,
+    flags,
+    without_indices_on_missing_fields,
 )
-from ..schema.field import TableSchema, freeze_metadata
-from ..schema.legacy import upgrade_schema
+from ..schema import TableSchema, freeze_metadata, upgrade_schema
 
 __all__ = ["apply_transaction", "WRITER_VERSION", "next_fragment_id"]
 

@@ -10,12 +10,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import ColumnNotFoundError, ReadError
-from ..manifest.model import Manifest
-from ..read.blob_descriptors import fragment_blob_files
-from ..read.fragment_reader import FragmentReader
-from ..schema.blob import is_blob
-from ..storage.blobs import BlobFile
-from ..storage.object_store import ObjectStore
+from ..manifest import Manifest
+from ..read import FragmentReader, fragment_blob_files
+from ..schema import is_blob
+from ..storage import BlobFile, ObjectStore
 
 __all__ = ["take_blobs"]
 

@@ -12,15 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
-from ..read.table_scan import Filter
+from ..read import Filter
 from . import evolution, mutations
-from .compaction.compact import DatasetOptimizer
+from .compaction import DatasetOptimizer
 from .core import arguments as args
 from .handle import Handle
-from .maintenance.output_encoding import set_output_encoding
-from .maintenance.upgrade import upgrade_dataset
-from .mutations.delete_update import DeleteResult, UpdateResult
-from .mutations.merge_insert import MergeInsertBuilder
+from .maintenance import set_output_encoding, upgrade_dataset
+from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
 
 __all__ = ["Changes"]
 

@@ -14,20 +14,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pds
 
-from ..manifest.model import Manifest
-from ..storage.object_store import ObjectStore, open_store
-from ..write.fragments import MAX_BYTES_PER_FILE
+from ..manifest import Manifest
+from ..storage import ObjectStore, open_store
+from ..write import MAX_BYTES_PER_FILE
 from . import arrow_dataset
 from .changes import Changes
 from .core import arguments as args
 from .handle import FeatureFlags
 from .history import History
-from .maintenance.upgrade import upgrade_dataset
+from .maintenance import upgrade_dataset
 from .reads import Reads
-from .versions.tags import Reference, resolve_reference
-from .writes.lance_operation import AnyOperation
-from .writes.two_phase import commit_operation
-from .writes.write_dataset import write_snapshot
+from .versions import Reference, resolve_reference
+from .writes import AnyOperation, commit_operation, write_snapshot
 
 __all__ = ["Dataset", "dataset", "write_dataset", "upgrade", "FeatureFlags"]
 

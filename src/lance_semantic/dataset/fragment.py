@@ -9,11 +9,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import ReadError
-from ..manifest.model import Fragment
-from ..read.table_scan import Columns, Filter, ScanPlan
-from .core.arguments import check_row_indices
-from .core.snapshot import TableHandle
-from .writes.fragment_metadata import FragmentMetadata, as_fragment_metadata
+from ..manifest import Fragment
+from ..read import Columns, Filter, ScanPlan
+from .core import TableHandle, check_row_indices
+from .writes import FragmentMetadata, as_fragment_metadata
 
 __all__ = ["LanceFragment"]
 
@@ -172,8 +171,7 @@ class LanceFragment:
         >>> ds.get_fragment(0).take([1], columns=["s"]).to_pydict()
         {'s': ['b']}
         """
-        from ..read.fragment_reader import FragmentReader
-        from ..read.table_scan import take_rows
+        from ..read import FragmentReader, take_rows
 
         ds = self._ds
         plan = ds._plan(columns, None, output_encodings)

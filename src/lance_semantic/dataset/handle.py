@@ -15,14 +15,12 @@ from typing import Self, TypeVar
 
 import pyarrow as pa
 
-from ..commit.committer import load_manifest
-from ..manifest import flags
-from ..manifest.model import Manifest
-from ..read.output import output_schema
-from ..schema.field import TableSchema
-from ..storage.object_store import ObjectStore
-from .core.retry import retrying
-from .core.snapshot import Snapshot
+from ..commit import load_manifest
+from ..manifest import Manifest, flags
+from ..read import output_schema
+from ..schema import TableSchema
+from ..storage import ObjectStore
+from .core import Snapshot, retrying
 
 __all__ = ["Handle", "FeatureFlags"]
 

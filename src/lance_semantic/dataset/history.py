@@ -8,14 +8,22 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Self
 
-from ..commit.committer import list_versions, load_manifest
+from ..commit import list_versions, load_manifest
 from .core import arguments as args
 from .handle import Handle
-from .indices.listing import IndexInformation, list_indices
-from .maintenance.restore import restore_version
-from .versions.cleanup import CleanupStats, cleanup_old_versions
-from .versions.listing import LanceStats, Version, all_versions, version_entry
-from .versions.tags import Reference, Tags, resolve_reference
+from .indices import IndexInformation, list_indices
+from .maintenance import restore_version
+from .versions import (
+    CleanupStats,
+    LanceStats,
+    Reference,
+    Tags,
+    Version,
+    all_versions,
+    cleanup_old_versions,
+    resolve_reference,
+    version_entry,
+)
 
 __all__ = ["History"]
 

@@ -15,9 +15,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import ReadError
-from ..read.fragment_reader import FragmentReader
-from ..read.table_scan import Columns, Filter, ScanPlan, plan_scan, run_scan, take_rows
-from ..storage.blobs import BlobFile
+from ..read import Columns, Filter, FragmentReader, ScanPlan, plan_scan, run_scan, take_rows
+from ..storage import BlobFile
 from .blobs import take_blobs
 from .core import arguments as args
 from .fragment import LanceFragment

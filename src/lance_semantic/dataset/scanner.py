@@ -25,12 +25,10 @@ import pyarrow.dataset as pds
 
 from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
-from ..manifest import flags
-from ..manifest.model import Fragment
-from ..read.fragment_reader import FragmentReader
-from ..read.table_scan import Columns, ScanPlan, plan_scan, run_scan
+from ..manifest import Fragment, flags
+from ..read import Columns, FragmentReader, ScanPlan, plan_scan, run_scan
+from .core import TableHandle
 from .core import arguments as args
-from .core.snapshot import TableHandle
 
 if TYPE_CHECKING:
     from .fragment import LanceFragment

@@ -16,7 +16,7 @@ from typing import TypeVar
 from google.protobuf.message import Message
 
 from ..errors import NotSupportedYetError
-from ..schema.field import EMPTY_METADATA, Field, TableSchema
+from ..schema import EMPTY_METADATA, Field, TableSchema
 from ._fragments import fragments_of
 from ._pb import lance_file_pb2 as fpb
 from ._pb import lance_table_pb2 as tpb

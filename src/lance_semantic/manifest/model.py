@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, TypeAlias
 
-from ..schema.field import TableSchema
+from ..schema import TableSchema
 
 __all__ = [
     "DataFile",

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidExpressionError
-from ..schema.field import TableSchema
+from ..schema import TableSchema
 from .arrow_filters import expression_columns
 from .expressions import SqlExpression, referenced_columns
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import ray
 
-from ..commit.committer import load_manifest
-from ..dataset.compaction.compact import (
+from ..commit import load_manifest
+from ..dataset.compaction import (
     CompactionMetrics,
     CompactionOptions,
     CompactionTask,
@@ -29,10 +29,8 @@ from ..dataset.compaction.compact import (
     rewrite_task,
 )
 from ..dataset.core import arguments as args
-from ..manifest import flags
-from ..manifest.model import Fragment
-from ..storage.object_store import open_store
-from ..storage.uncommitted import UncommittedFiles
+from ..manifest import Fragment, flags
+from ..storage import UncommittedFiles, open_store
 from ._errors import library_errors_raised
 
 __all__ = ["compact_files"]

@@ -18,15 +18,13 @@ import ray.data
 from ray.data.block import BlockAccessor
 from ray.data.datasource.datasink import Datasink, WriteResult
 
-from ..commit.committer import latest_version
+from ..commit import latest_version
+from ..dataset import Dataset
 from ..dataset.core import arguments as args
-from ..dataset.dataset import Dataset
-from ..dataset.writes.fragment_metadata import FragmentMetadata
-from ..dataset.writes.lance_operation import LanceOperation
-from ..dataset.writes.two_phase import commit_operation, write_fragments
+from ..dataset.writes import FragmentMetadata, LanceOperation, commit_operation, write_fragments
 from ..errors import DatasetExistsError
-from ..storage.object_store import open_store
-from ..write.fragments import MAX_BYTES_PER_FILE
+from ..storage import open_store
+from ..write import MAX_BYTES_PER_FILE
 from ._errors import library_errors_raised
 
 __all__ = ["LanceDatasink", "write_lance"]

@@ -23,7 +23,7 @@ from ray.data.datasource.datasource import ReadTask
 
 from ..dataset.core import arguments as args
 from ..dataset.dataset import Dataset, dataset
-from ..read.table_scan import Columns
+from ..read import Columns
 from ._errors import library_errors_raised
 
 __all__ = ["LanceDatasource", "read_lance"]

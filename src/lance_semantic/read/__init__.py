@@ -1,0 +1,94 @@
+"""Reads (layer L4): one fragment read through pylance's file codec, the table scan over
+the fragments of a version, the concurrent row streams, and the conversion of stored layouts
+to output layouts."""
+
+from .blob_descriptors import BlobAwareReader, fragment_blob_files, late_columns
+from .blob_files import blob_file, descriptors_to_values
+from .deletions import deleted_rows, deletion_problems
+from .fragment_reader import (
+    ROW_ADDRESS,
+    ROW_OFFSET,
+    FragmentReader,
+    empty_rows,
+    per_fragment,
+    read_together,
+)
+from .output import (
+    blob_values_schema,
+    check_override_paths,
+    output_field,
+    output_schema,
+    with_layered_extension,
+)
+from .plan import FilePlan, Retag, id_entries, merge_parts, plan_data_file, retag_array
+from .prefetch import WORKERS, ordered, pool
+from .readers import KEPT, Readers, clear
+from .row_streams import (
+    EVAL_ROWS,
+    WINDOW_ROWS,
+    drop_rows,
+    fields_where,
+    filtered_batches,
+    unfiltered_batches,
+)
+from .table_scan import (
+    DEFAULT_BATCH_SIZE,
+    Columns,
+    Filter,
+    Output,
+    Predicate,
+    ScanPlan,
+    plan_scan,
+    project,
+    run_scan,
+    take_rows,
+)
+
+__all__ = [
+    "BlobAwareReader",
+    "fragment_blob_files",
+    "late_columns",
+    "blob_file",
+    "descriptors_to_values",
+    "deleted_rows",
+    "deletion_problems",
+    "FragmentReader",
+    "ROW_ADDRESS",
+    "ROW_OFFSET",
+    "empty_rows",
+    "per_fragment",
+    "read_together",
+    "output_schema",
+    "output_field",
+    "with_layered_extension",
+    "check_override_paths",
+    "blob_values_schema",
+    "FilePlan",
+    "Retag",
+    "plan_data_file",
+    "id_entries",
+    "retag_array",
+    "merge_parts",
+    "WORKERS",
+    "ordered",
+    "pool",
+    "KEPT",
+    "Readers",
+    "clear",
+    "EVAL_ROWS",
+    "WINDOW_ROWS",
+    "drop_rows",
+    "fields_where",
+    "filtered_batches",
+    "unfiltered_batches",
+    "Columns",
+    "Filter",
+    "Output",
+    "Predicate",
+    "ScanPlan",
+    "plan_scan",
+    "project",
+    "run_scan",
+    "take_rows",
+    "DEFAULT_BATCH_SIZE",
+]

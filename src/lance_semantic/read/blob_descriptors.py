@@ -45,17 +45,26 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptTableError
+from ..manifest import DataFile, Fragment, Manifest, encode_manifest_file
 from ..manifest._pb import lance_table_pb2 as tpb
-from ..manifest.codec import encode_manifest_file
-from ..manifest.model import DataFile, Fragment, Manifest
-from ..schema.arrow import field_from_arrow
-from ..schema.blob import BLOB_V1_KEY, BLOB_V2_EXTENSION, is_blob_v2
-from ..schema.datafile import leaf_fields
-from ..schema.field import ENCODING, Field, TableSchema
-from ..storage.blobs import BlobFile
-from ..storage.datafile import DataFileReader, unprojectable_columns
-from ..storage.object_store import ObjectStore
-from ..storage.panics import first_line, is_panic
+from ..schema import (
+    BLOB_V1_KEY,
+    BLOB_V2_EXTENSION,
+    ENCODING,
+    Field,
+    TableSchema,
+    field_from_arrow,
+    is_blob_v2,
+    leaf_fields,
+)
+from ..storage import (
+    BlobFile,
+    DataFileReader,
+    ObjectStore,
+    first_line,
+    is_panic,
+    unprojectable_columns,
+)
 from ..types.arrow_names import child_fields, with_child_fields
 from ..types.blob_layouts import V2_LOGICAL_TYPE
 from ..types.metadata_keys import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY

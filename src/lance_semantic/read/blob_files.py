@@ -12,11 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..schema.blob import is_blob_v2
-from ..schema.field import Field
-from ..storage.blobs import BlobFile, sidecar_path
-from ..storage.object_store import ObjectStore
-from ..storage.paths import DATA_DIR
+from ..schema import Field, is_blob_v2
+from ..storage import DATA_DIR, BlobFile, ObjectStore, sidecar_path
 from ..types.blob_layouts import V2_LOGICAL_TYPE
 
 __all__ = ["blob_file", "descriptors_to_values"]

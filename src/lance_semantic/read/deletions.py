@@ -7,9 +7,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import CorruptTableError
-from ..manifest.model import Fragment
-from ..storage.deletions import read_deleted_rows
-from ..storage.object_store import ObjectStore
+from ..manifest import Fragment
+from ..storage import ObjectStore, read_deleted_rows
 
 __all__ = ["deleted_rows", "deletion_problems"]
 

@@ -17,12 +17,9 @@ import pyarrow as pa
 from ..codecs import convert
 from ..codecs.convert import Converter, convert_batch, identity, nulls_of, resolve_converter
 from ..errors import CorruptTableError, NotSupportedYetError
-from ..manifest.model import Fragment
-from ..schema.blob import is_blob, is_blob_v2, is_descriptor_type
-from ..schema.field import Field, TableSchema
-from ..storage import datafile
-from ..storage.datafile import DataFileReader, opened_file, unprojectable_columns
-from ..storage.object_store import ObjectStore
+from ..manifest import Fragment
+from ..schema import Field, TableSchema, is_blob, is_blob_v2, is_descriptor_type
+from ..storage import DataFileReader, ObjectStore, datafile, opened_file, unprojectable_columns
 from ..types.arrow_names import has_dictionary
 from .blob_descriptors import BlobAwareReader
 from .deletions import deleted_rows

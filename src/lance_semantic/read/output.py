@@ -13,10 +13,19 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from ..errors import InvalidOutputEncodingError
-from ..schema.arrow import field_to_arrow, schema_to_arrow
-from ..schema.blob import descriptor_field, is_blob, value_field
-from ..schema.field import Field, TableSchema
-from ..schema.semantic import field_output_encoding, semantic_type_of, strip_output_metadata
+from ..schema import (
+    Field,
+    TableSchema,
+    descriptor_field,
+    field_output_encoding,
+    field_to_arrow,
+    is_blob,
+    schema_to_arrow,
+    semantic_type_of,
+    strip_output_metadata,
+    value_field,
+)
+from ..types import JSON, LIST, MAP, STRUCT
 from ..types.layouts import output_type_of, validate_output_encoding
 from ..types.metadata_keys import (
     EXTENSION_KEY_PREFIX,
@@ -25,7 +34,6 @@ from ..types.metadata_keys import (
     LAYERED_METADATA_KEY,
     LAYERED_NAME_KEY,
 )
-from ..types.semantic import JSON, LIST, MAP, STRUCT
 
 __all__ = [
     "output_schema",

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import CorruptTableError
-from ..manifest.model import DataFile
-from ..schema.field import TableSchema
+from ..manifest import DataFile
+from ..schema import TableSchema
 from ..types.families import is_list_like
 from ..types.metadata_keys import BLOB_KEY, BLOB_V2_EXTENSION, EXTENSION_NAME_KEY
 

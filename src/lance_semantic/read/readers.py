@@ -20,9 +20,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..manifest.model import Fragment
-from ..schema.field import Field, TableSchema
-from ..storage.object_store import ObjectStore
+from ..manifest import Fragment
+from ..schema import Field, TableSchema
+from ..storage import ObjectStore
 from .fragment_reader import FragmentReader
 
 __all__ = ["KEPT", "Readers", "clear", "readers"]

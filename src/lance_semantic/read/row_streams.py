@@ -32,15 +32,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codecs import convert
-from ..manifest.model import Fragment
-from ..schema.field import Field
+from ..manifest import Fragment
+from ..schema import Field
 from ..types.arrow_names import has_dictionary
 from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows, per_fragment, read_together
 from .prefetch import WORKERS, ordered
 from .readers import Readers
 
 if TYPE_CHECKING:
-    from ..query.predicate import Predicate
+    from ..query import Predicate
 
 __all__ = [
     "EVAL_ROWS",

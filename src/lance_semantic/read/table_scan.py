@@ -22,13 +22,10 @@ import pyarrow.compute as pc
 
 from ..codecs.kernel_layout import kernel_schema, to_layout
 from ..errors import ColumnNotFoundError, InvalidExpressionError, ReadError
-from ..manifest.model import Fragment
-from ..query.expressions import referenced_columns
-from ..query.predicate import Predicate
-from ..query.projection import ColumnExpression
-from ..query.results import check_boolean_result
-from ..schema.field import Field, TableSchema
-from ..storage.object_store import ObjectStore
+from ..manifest import Fragment
+from ..query import ColumnExpression, Predicate, check_boolean_result, referenced_columns
+from ..schema import Field, TableSchema
+from ..storage import ObjectStore
 from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
 from .output import blob_values_schema, check_override_paths, output_schema
 from .readers import Readers

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
 
+from ..types import BLOB, JSON, SemanticType, parse_any_logical_type
 from ..types.blob_layouts import BLOB_V1_KEY, BLOB_V2_EXTENSION
-from ..types.logical_type import parse_any_logical_type
 from ..types.metadata_keys import EXTENSION_NAME_KEY, OUTPUT_ENCODING_KEY
-from ..types.semantic import BLOB, JSON, SemanticType
 
 __all__ = [
     "Field",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..types.logical_type import is_legacy_alias, parse_any_logical_type
+from ..types import is_legacy_alias, parse_any_logical_type
 from .field import Field, TableSchema, freeze_metadata
 from .semantic import OUTPUT_ENCODING_KEY
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pyarrow as pa
 
+from ..types import JSON, SemanticType, parse_any_logical_type
 from ..types.families import is_list_like
 from ..types.layouts import (
     default_output_encoding,
@@ -21,9 +22,7 @@ from ..types.layouts import (
     is_known_output_encoding,
     validate_output_encoding,
 )
-from ..types.logical_type import parse_any_logical_type
 from ..types.metadata_keys import EXTENSION_NAME_KEY, OUTPUT_ENCODING_KEY
-from ..types.semantic import JSON, SemanticType
 from .field import ENCODING, Field, TableSchema, freeze_metadata, is_blob, semantic_type_of
 
 __all__ = [

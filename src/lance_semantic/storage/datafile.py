@@ -20,7 +20,7 @@ import pyarrow as pa
 from lance.file import LanceFileReader, LanceFileSession, LanceFileWriter
 
 from ..errors import CorruptTableError
-from ..schema.blob import BLOB_V1_KEY, V2_DESCRIPTOR_FIELD
+from ..schema import BLOB_V1_KEY, V2_DESCRIPTOR_FIELD
 from ..types.arrow_names import child_fields
 from ..types.families import is_list_like
 from .object_store import ObjectStore

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidBlobError, UnsupportedTypeError
-from ..schema.blob import (
+from ..schema import (
     BLOB_V1_KEY,
     BLOB_V2_EXTENSION,
     DEDICATED_THRESHOLD_KEY,
@@ -27,13 +27,13 @@ from ..schema.blob import (
     PACK_FILE_THRESHOLD_KEY,
     V2_MINIMAL_TYPE,
     V2_PREPARED_TYPE,
+    TableSchema,
     is_blob_v2,
     is_logical_v2_type,
     is_v1_arrow_field,
     is_v2_arrow_field,
 )
-from ..schema.field import TableSchema
-from ..storage.blobs import BlobSidecarWriter
+from ..storage import BlobSidecarWriter
 from ..types.metadata_keys import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
 
 __all__ = [

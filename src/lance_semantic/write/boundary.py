@@ -31,17 +31,25 @@ from ..errors import (
     UnsupportedInputTypeError,
     _RowError,
 )
-from ..schema.arrow import physical_field, schema_from_arrow
-from ..schema.blob import is_blob, is_blob_v1, is_blob_v2
-from ..schema.compatibility import match_input_fields
-from ..schema.extensions import check_append_extensions, input_arrow_extension
-from ..schema.field import Field, TableSchema
-from ..schema.semantic import semantic_type_of, strip_output_metadata
+from ..schema import (
+    Field,
+    TableSchema,
+    check_append_extensions,
+    input_arrow_extension,
+    is_blob,
+    is_blob_v1,
+    is_blob_v2,
+    match_input_fields,
+    physical_field,
+    schema_from_arrow,
+    semantic_type_of,
+    strip_output_metadata,
+)
+from ..types import MAP, STRUCT, Decimal
 from ..types.arrow_names import child_fields, has_view, kernel_type, with_child_fields
 from ..types.casts import cast as safe_cast
 from ..types.layouts import OFFSET_LIMIT, accepts_input, is_physical_layout, layout_name
 from ..types.metadata_keys import EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY
-from ..types.semantic import MAP, STRUCT, Decimal
 from .blob_values import logical_blob_array, logical_blob_type
 from .json_values import JSONB_TYPE, encode_json_values, has_json
 

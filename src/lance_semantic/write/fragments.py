@@ -12,13 +12,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import _RowError
-from ..manifest.model import DataFile, Fragment
-from ..schema.datafile import data_file_field_ids
-from ..schema.field import Field
-from ..storage.blobs import BlobSidecarWriter
-from ..storage.datafile import DataFileWriter
-from ..storage.object_store import ObjectStore
-from ..storage.paths import new_data_file_name
+from ..manifest import DataFile, Fragment
+from ..schema import Field, data_file_field_ids
+from ..storage import BlobSidecarWriter, DataFileWriter, ObjectStore, new_data_file_name
 from ..types.arrow_names import ordered_like
 from ..types.casts import cast as safe_cast
 from .blob_values import BlobPreparer, blob_columns

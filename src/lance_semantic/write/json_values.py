@@ -12,9 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..codecs.json import encode_json, validate_jsonb
+from ..codecs import encode_json, validate_jsonb
 from ..errors import InvalidJsonError, UnsupportedInputTypeError
-from ..schema.field import Field
+from ..schema import Field
 from ..types.families import is_list_like
 
 __all__ = ["has_json", "encode_json_values", "JSONB_TYPE"]

@@ -10,16 +10,18 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..errors import NotSupportedYetError
-from ..manifest.flags import FLAG_SEMANTIC_TYPES
-from ..manifest.model import Fragment, Manifest
-from ..schema.arrow import schema_from_arrow
-from ..schema.compatibility import match_input_fields
-from ..schema.datafile import check_storage_version_support
-from ..schema.extensions import check_reserved_names, extension_names
-from ..schema.field import TableSchema
-from ..schema.semantic import canonicalize_created
+from ..manifest import FLAG_SEMANTIC_TYPES, Fragment, Manifest
+from ..schema import (
+    TableSchema,
+    canonicalize_created,
+    check_reserved_names,
+    check_storage_version_support,
+    extension_names,
+    match_input_fields,
+    schema_from_arrow,
+)
+from ..storage import ObjectStore
 from ..storage.datafile import WRITABLE_VERSIONS
-from ..storage.object_store import ObjectStore
 from .blob_values import table_blob_inputs, v1_inputs_as_v2
 from .boundary import Boundary
 from .fragments import MAX_BYTES_PER_FILE, parse_storage_version, write_fragments

@@ -42,25 +42,16 @@ import numpy as np
 import pyarrow as pa
 
 from ...codecs.convert import Converter, convert_batch, identity
-from ...commit.committer import commit
+from ...commit import commit
 from ...errors import NotSupportedYetError, WriteError
-from ...manifest import flags
-from ...manifest.model import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup
-from ...read.blob_descriptors import BlobAwareReader
-from ...read.deletions import deleted_rows
-from ...read.plan import Retag, merge_parts, plan_data_file, retag_array
-from ...schema.arrow import physical_field
-from ...schema.blob import is_blob, is_blob_v2, value_field
-from ...schema.field import TableSchema
-from ...storage.datafile import DataFileReader, unprojectable_columns
-from ...storage.object_store import ObjectStore
-from ...storage.uncommitted import UncommittedFiles
+from ...manifest import Fragment, Manifest, ReserveFragments, Rewrite, RewriteGroup, flags
+from ...read import BlobAwareReader, Retag, deleted_rows, merge_parts, plan_data_file, retag_array
+from ...schema import TableSchema, is_blob, is_blob_v2, physical_field, value_field
+from ...storage import DataFileReader, ObjectStore, UncommittedFiles, unprojectable_columns
 from ...types.blob_layouts import V2_LOGICAL_TYPE
-from ...write.boundary import check_invariant
-from ...write.fragments import write_fragments
+from ...write import check_invariant, write_fragments
+from ..core import Progress, Snapshot, TableHandle, batches_with_progress
 from ..core import arguments as args
-from ..core.progress import Progress, batches_with_progress
-from ..core.snapshot import Snapshot, TableHandle
 from .layout import MergedColumn, converter, merge_column
 from .plan import CompactionOptions, CompactionTask, output_row_counts, plan_compaction
 

@@ -41,9 +41,9 @@ import pyarrow.compute as pc
 
 from ...codecs import convert
 from ...codecs.convert import Converter, DoesNotFit, encoding_name, identity, longest_list
-from ...schema.field import Field
+from ...schema import Field
 from ...types.families import is_large, is_list_like, is_string_like, is_string_or_binary
-from ...write.boundary import declared_field
+from ...write import declared_field
 
 __all__ = ["MergedColumn", "merge_column", "merged_type", "converter", "DICTIONARY_KEY"]
 

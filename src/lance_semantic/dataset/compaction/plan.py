@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...manifest.model import Fragment, Manifest
-from ...read.deletions import deleted_rows
-from ...storage.object_store import ObjectStore
-from ..core.arguments import check_bool, check_int, check_optional_int, check_real
+from ...manifest import Fragment, Manifest
+from ...read import deleted_rows
+from ...storage import ObjectStore
+from ..core import check_bool, check_int, check_optional_int, check_real
 
 __all__ = ["CompactionOptions", "CompactionTask", "plan_compaction", "output_row_counts"]
 

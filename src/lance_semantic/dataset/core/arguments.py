@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import NotSupportedYetError
-from ...storage.options import check_values
+from ...storage import check_values
 
 __all__ = [
     "check_uri",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
-from ...commit.committer import load_manifest
+from ...commit import load_manifest
 from ...errors import CommitConflictError
 from .snapshot import Snapshot
 

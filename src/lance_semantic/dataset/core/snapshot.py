@@ -18,11 +18,10 @@ from typing import Protocol, Self, TypeVar
 
 import pyarrow as pa
 
-from ...manifest import flags
-from ...manifest.model import Manifest
-from ...read.output import output_schema
-from ...schema.field import TableSchema
-from ...storage.object_store import ObjectStore
+from ...manifest import Manifest, flags
+from ...read import output_schema
+from ...schema import TableSchema
+from ...storage import ObjectStore
 
 __all__ = ["Snapshot", "TableHandle"]
 

@@ -22,20 +22,22 @@ from typing import Any
 import pyarrow as pa
 
 from ...codecs.kernel_layout import has_view, to_kernel_layout
-from ...commit.committer import commit
+from ...commit import commit
 from ...errors import NotSupportedYetError
-from ...manifest.model import Manifest, Merge, preserves_nullability
-from ...query.expressions import referenced_columns
-from ...query.projection import ColumnExpression, is_null_cast, stored_type
-from ...read.table_scan import DEFAULT_BATCH_SIZE, plan_scan, project
-from ...schema.arrow import assign_new_ids
-from ...schema.datafile import check_storage_version_support
-from ...schema.extensions import check_reserved_names
-from ...schema.field import Field, TableSchema
-from ...schema.semantic import canonicalize_created
-from ...storage.uncommitted import UncommittedFiles
-from ...write.fragments import coerce_reader, parse_storage_version
-from ..core.snapshot import Snapshot
+from ...manifest import Manifest, Merge, preserves_nullability
+from ...query import ColumnExpression, is_null_cast, referenced_columns, stored_type
+from ...read import DEFAULT_BATCH_SIZE, plan_scan, project
+from ...schema import (
+    Field,
+    TableSchema,
+    assign_new_ids,
+    canonicalize_created,
+    check_reserved_names,
+    check_storage_version_support,
+)
+from ...storage import UncommittedFiles
+from ...write import coerce_reader, parse_storage_version
+from ..core import Snapshot
 from .common import (
     ColumnSource,
     SchemaEvolutionError,

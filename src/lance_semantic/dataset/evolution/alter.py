@@ -31,34 +31,44 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...codecs.kernel_layout import has_view
-from ...commit.committer import commit
+from ...commit import commit
 from ...errors import NotSupportedYetError
-from ...manifest.indices import index_field_ids
-from ...manifest.model import DataFile, Fragment, Manifest, Merge, Project, preserves_nullability
-from ...read.output import output_field
-from ...read.table_scan import DEFAULT_BATCH_SIZE, plan_scan
-from ...schema.arrow import field_from_arrow, field_to_arrow
-from ...schema.datafile import check_storage_version_support
-from ...schema.extensions import (
+from ...manifest import (
+    DataFile,
+    Fragment,
+    Manifest,
+    Merge,
+    Project,
+    index_field_ids,
+    preserves_nullability,
+)
+from ...read import DEFAULT_BATCH_SIZE, output_field, plan_scan
+from ...schema import (
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
     LAYERED_METADATA_KEY,
     LAYERED_NAME_KEY,
+    OUTPUT_ENCODING_KEY,
+    Field,
+    TableSchema,
+    canonicalize_created,
     check_reserved_names,
+    check_storage_version_support,
     extension_names,
+    field_from_arrow,
+    field_to_arrow,
+    freeze_metadata,
+    semantic_type_of,
 )
-from ...schema.field import Field, TableSchema, freeze_metadata
-from ...schema.semantic import OUTPUT_ENCODING_KEY, canonicalize_created, semantic_type_of
-from ...storage.uncommitted import UncommittedFiles
+from ...storage import UncommittedFiles
 from ...types.families import (
     is_binary_like,
     is_list_like,
     is_string_like,
     is_temporal,
 )
-from ...write.fragments import parse_storage_version
-from ..core.arguments import check_optional_bool, check_optional_str
-from ..core.snapshot import Snapshot
+from ...write import parse_storage_version
+from ..core import Snapshot, check_optional_bool, check_optional_str
 from .add import add_columns
 from .common import (
     TOMBSTONE_FIELD_ID,

@@ -18,22 +18,33 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import ColumnNotFoundError, NotSupportedYetError, SchemaEvolutionError
-from ...manifest.model import DataFile, Fragment, Manifest
-from ...read.fragment_reader import ROW_OFFSET, FragmentReader
-from ...read.output import blob_values_schema, output_schema
-from ...read.table_scan import plan_scan, run_scan
-from ...schema.arrow import schema_to_arrow
-from ...schema.datafile import data_file_field_ids
-from ...schema.field import Field, TableSchema
-from ...storage.blobs import BlobSidecarWriter
-from ...storage.datafile import DataFileWriter, WrittenFile
-from ...storage.object_store import ObjectStore
-from ...storage.paths import new_data_file_name
+from ...manifest import DataFile, Fragment, Manifest
+from ...read import (
+    ROW_OFFSET,
+    FragmentReader,
+    blob_values_schema,
+    output_schema,
+    plan_scan,
+    run_scan,
+)
+from ...schema import Field, TableSchema, data_file_field_ids, schema_to_arrow
+from ...storage import (
+    BlobSidecarWriter,
+    DataFileWriter,
+    ObjectStore,
+    WrittenFile,
+    new_data_file_name,
+)
 from ...types.layouts import OFFSET_LIMIT
-from ...write.blob_values import BlobPreparer, blob_columns
-from ...write.boundary import Boundary, check_file_layout
-from ...write.fragments import parse_storage_version, unsliced_array
-from ..core.snapshot import Snapshot
+from ...write import (
+    BlobPreparer,
+    Boundary,
+    blob_columns,
+    check_file_layout,
+    parse_storage_version,
+    unsliced_array,
+)
+from ..core import Snapshot
 
 __all__ = [
     "field_at",

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ...commit.committer import commit
-from ...manifest.model import Manifest, Project
-from ...schema.field import Field, TableSchema
-from ...write.fragments import parse_storage_version
-from ..core.snapshot import Snapshot
+from ...commit import commit
+from ...manifest import Manifest, Project
+from ...schema import Field, TableSchema
+from ...write import parse_storage_version
+from ..core import Snapshot
 from .common import SchemaEvolutionError, field_at
 
 __all__ = ["drop_columns"]

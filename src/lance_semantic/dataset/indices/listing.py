@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Set
 from typing import TypedDict
 
-from ...manifest.index_metadata import index_entries
-from ...manifest.model import Manifest
+from ...manifest import Manifest, index_entries
 
 __all__ = ["IndexInformation", "list_indices"]
 

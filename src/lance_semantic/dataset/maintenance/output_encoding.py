@@ -3,13 +3,13 @@ metadata-only commit (layer L5; spec "Output Encoding")."""
 
 from __future__ import annotations
 
-from ...commit.committer import commit
+from ...commit import commit
 from ...errors import InvalidOutputEncodingError
-from ...manifest.model import Manifest, UpdateConfig, UpdateMap
-from ...schema.semantic import OUTPUT_ENCODING_KEY, semantic_type_of
+from ...manifest import Manifest, UpdateConfig, UpdateMap
+from ...schema import OUTPUT_ENCODING_KEY, semantic_type_of
 from ...types.layouts import validate_output_encoding
+from ..core import Snapshot
 from ..core import arguments as args
-from ..core.snapshot import Snapshot
 
 __all__ = ["set_output_encoding"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...commit.committer import commit, load_manifest
-from ...manifest.model import Manifest, Restore
-from ..core.snapshot import Snapshot
+from ...commit import commit, load_manifest
+from ...manifest import Manifest, Restore
+from ..core import Snapshot
 
 __all__ = ["restore_version"]
 

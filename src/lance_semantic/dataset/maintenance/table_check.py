@@ -22,32 +22,38 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ...commit.committer import list_versions
+from ...commit import list_versions
 from ...errors import (
     CorruptTableError,
     InvalidOutputEncodingError,
     LanceSemanticError,
     NotSupportedYetError,
 )
-from ...manifest import flags
-from ...manifest.codec import decode_manifest_file, read_inline_transaction
-from ...manifest.indices import index_field_ids
-from ...manifest.model import DataFile, Fragment, Manifest
-from ...manifest.validation import manifest_problems, named_paths
+from ...manifest import (
+    DataFile,
+    Fragment,
+    Manifest,
+    decode_manifest_file,
+    flags,
+    index_field_ids,
+    manifest_problems,
+    named_paths,
+    read_inline_transaction,
+)
+from ...read import deletion_problems, plan_data_file
 from ...read.blob_descriptors import blob_descriptors
-from ...read.deletions import deletion_problems
-from ...read.plan import plan_data_file
-from ...schema.blob import is_blob, is_blob_v2
-from ...schema.field import Field
-from ...schema.semantic import semantic_type_of
-from ...storage import paths
-from ...storage.blobs import sidecar_path
-from ...storage.datafile import file_metadata
-from ...storage.deletions import read_deleted_rows
-from ...storage.object_store import ObjectStore, open_store
+from ...schema import Field, is_blob, is_blob_v2, semantic_type_of
+from ...storage import (
+    ObjectStore,
+    file_metadata,
+    open_store,
+    paths,
+    read_deleted_rows,
+    sidecar_path,
+)
 from ...types.layouts import validate_output_encoding
-from ...write.boundary import check_file_layout
-from ..core.arguments import check_storage_options, check_uri, check_version
+from ...write import check_file_layout
+from ..core import check_storage_options, check_uri, check_version
 
 __all__ = ["Problem", "CheckReport", "check"]
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import logging
 from typing import TypeVar
 
-from ...commit.committer import commit
-from ...manifest.flags import FLAG_SEMANTIC_TYPES
-from ...manifest.model import Manifest, Project
-from ...schema.legacy import upgrade_schema
-from ..core.snapshot import Snapshot, TableHandle
+from ...commit import commit
+from ...manifest import FLAG_SEMANTIC_TYPES, Manifest, Project
+from ...schema import upgrade_schema
+from ..core import Snapshot, TableHandle
 
 __all__ = ["upgrade_dataset", "upgrade_semantic_types"]
 

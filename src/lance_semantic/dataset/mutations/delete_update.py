@@ -18,20 +18,15 @@ import numpy as np
 import pyarrow as pa
 
 from ...codecs.kernel_layout import to_kernel_layout
-from ...commit.committer import commit
+from ...commit import commit
 from ...errors import InvalidJsonError, SchemaMismatchError
-from ...manifest.model import Delete, DeletionFile, Fragment, Manifest, Update
-from ...query.expressions import SqlExpression
-from ...query.results import cast_update_value, check_update_value
-from ...read.deletions import deleted_rows
-from ...read.fragment_reader import ROW_OFFSET, FragmentReader
-from ...read.table_scan import Filter
-from ...schema.field import Field
-from ...storage.deletions import write_deleted_rows
-from ...storage.uncommitted import UncommittedFiles
-from ...write.json_values import has_json
-from ...write.target import write_rows
-from ..core.snapshot import Snapshot
+from ...manifest import Delete, DeletionFile, Fragment, Manifest, Update
+from ...query import SqlExpression, cast_update_value, check_update_value
+from ...read import ROW_OFFSET, Filter, FragmentReader, deleted_rows
+from ...schema import Field
+from ...storage import UncommittedFiles, write_deleted_rows
+from ...write import has_json, write_rows
+from ..core import Snapshot
 from .json_inputs import conform_json
 from .rows_to_change import matching_rows
 from .rows_to_change import rows_plan as _rows_plan

@@ -17,9 +17,9 @@ import pyarrow as pa
 
 from ...codecs.convert import resolve_converter
 from ...errors import InvalidJsonError
-from ...schema.field import Field
+from ...schema import Field
 from ...types.arrow_names import child_fields, with_child_fields
-from ...write.json_values import encode_json_values
+from ...write import encode_json_values
 
 __all__ = ["conform_json", "on_rows", "plain_json"]
 

@@ -14,19 +14,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import DuplicateKeyError, InvalidJsonError, MatchedRowError, SchemaMismatchError
-from ...manifest.model import Fragment, Manifest
-from ...query.expressions import MatchCondition, SqlExpression, referenced_columns
-from ...query.results import check_boolean_result
-from ...read.fragment_reader import ROW_OFFSET, FragmentReader
-from ...schema.blob import is_blob
-from ...schema.compatibility import match_input_fields
-from ...schema.field import TableSchema
-from ...write.blob_values import table_blob_inputs
-from ...write.boundary import bind_input
-from ...write.fragments import coerce_reader
-from ...write.json_values import has_json
-from ..core.arguments import check_optional_str
-from ..core.snapshot import Snapshot, TableHandle
+from ...manifest import Fragment, Manifest
+from ...query import MatchCondition, SqlExpression, check_boolean_result, referenced_columns
+from ...read import ROW_OFFSET, FragmentReader
+from ...schema import TableSchema, is_blob, match_input_fields
+from ...write import bind_input, coerce_reader, has_json, table_blob_inputs
+from ..core import Snapshot, TableHandle, check_optional_str
 from .delete_update import (
     _NARROW_BATCH,
     MergeInsertResult,

@@ -18,19 +18,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...manifest.model import Fragment
-from ...read.fragment_reader import (
+from ...manifest import Fragment
+from ...read import (
     ROW_ADDRESS,
     ROW_OFFSET,
+    WORKERS,
+    Filter,
     FragmentReader,
+    ScanPlan,
+    fields_where,
+    ordered,
     per_fragment,
+    plan_scan,
     read_together,
+    run_scan,
 )
-from ...read.prefetch import WORKERS, ordered
 from ...read.readers import readers
-from ...read.row_streams import fields_where
-from ...read.table_scan import Filter, ScanPlan, plan_scan, run_scan
-from ..core.snapshot import Snapshot
+from ..core import Snapshot
 
 __all__ = ["BATCH", "matching_rows", "rows_plan", "scan"]
 

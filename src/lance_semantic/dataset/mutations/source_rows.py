@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import InvalidJsonError
-from ...schema.field import Field, TableSchema
+from ...schema import Field, TableSchema
 from ...types.families import is_list_like
-from ...write.json_values import encode_json_values
+from ...write import encode_json_values
 
 __all__ = ["Origin", "RowOrigins", "first_invalid_json_row"]
 

@@ -29,15 +29,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from ...commit import refs
-from ...commit.committer import list_versions
+from ...commit import list_versions, refs
 from ...errors import TaggedVersionsCleanupError
-from ...manifest.index_metadata import index_entries
-from ...manifest.model import Manifest
-from ...storage import paths
-from ...storage.object_store import FileInfo, ObjectStore
+from ...manifest import Manifest, index_entries
+from ...storage import FileInfo, ObjectStore, paths
+from ..core import Snapshot
 from ..core import arguments as args
-from ..core.snapshot import Snapshot
 from .listing import every_manifest
 
 __all__ = ["CleanupStats", "cleanup_old_versions", "UNVERIFIED_THRESHOLD"]

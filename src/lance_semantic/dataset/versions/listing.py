@@ -16,15 +16,13 @@ from typing import Any, TypedDict
 
 import pyarrow as pa
 
-from ...commit.committer import list_versions
+from ...commit import list_versions
 from ...errors import NotSupportedYetError
-from ...manifest.codec import decode_manifest_file
-from ...manifest.model import Manifest
-from ...read.fragment_reader import FragmentReader
-from ...storage import paths
-from ...storage.object_store import ObjectStore
+from ...manifest import Manifest, decode_manifest_file
+from ...read import FragmentReader
+from ...storage import ObjectStore, paths
+from ..core import TableHandle
 from ..core import arguments as args
-from ..core.snapshot import TableHandle
 
 __all__ = [
     "Version",

@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Literal, TypeAlias, TypedDict
 
-from ...commit import refs
-from ...commit.committer import latest_version, list_versions
+from ...commit import latest_version, list_versions, refs
 from ...errors import (
     DatasetNotFoundError,
     NotSupportedYetError,
@@ -23,9 +22,9 @@ from ...errors import (
     TagNotFoundError,
     VersionNotFoundError,
 )
-from ...storage.object_store import ObjectStore
+from ...storage import ObjectStore
+from ..core import TableHandle
 from ..core import arguments as args
-from ..core.snapshot import TableHandle
 
 __all__ = ["Tags", "Tag", "Reference", "resolve_reference"]
 

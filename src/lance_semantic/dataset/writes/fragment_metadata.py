@@ -25,8 +25,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from ...errors import NotSupportedYetError
-from ...manifest.codec import fragment_passthrough
-from ...manifest.model import DataFile, DeletionFile, Fragment
+from ...manifest import DataFile, DeletionFile, Fragment, fragment_passthrough
 
 __all__ = [
     "FragmentMetadata",

@@ -17,8 +17,8 @@ from typing import TypeAlias
 
 import pyarrow as pa
 
-from ...manifest.model import UpdateMap
-from ...schema.field import TableSchema
+from ...manifest import UpdateMap
+from ...schema import TableSchema
 from .fragment_metadata import FragmentMetadata, as_fragment_list
 
 __all__ = ["LanceOperation", "AnyOperation"]

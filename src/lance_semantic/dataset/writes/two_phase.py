@@ -25,22 +25,28 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from ...commit.committer import commit, latest_version, load_latest_or_none, load_manifest
+from ...commit import commit, latest_version, load_latest_or_none, load_manifest
 from ...errors import DatasetExistsError, NotSupportedYetError, SchemaMismatchError
-from ...manifest import model
-from ...manifest.flags import FLAG_SEMANTIC_TYPES
-from ...manifest.model import COMMIT_MESSAGE_KEY, Fragment, Manifest
-from ...schema.arrow import assign_new_ids, schema_to_arrow
-from ...schema.compatibility import match_input_fields
-from ...schema.datafile import data_file_field_ids
-from ...schema.field import TableSchema
-from ...schema.legacy import upgrade_schema
-from ...schema.semantic import canonicalize_created
-from ...storage.object_store import ObjectStore, open_store
-from ...storage.uncommitted import UncommittedFiles
-from ...write.boundary import bind_input, check_file_layout
-from ...write.fragments import MAX_BYTES_PER_FILE, coerce_reader, parse_storage_version
-from ...write.target import write_rows, write_target
+from ...manifest import COMMIT_MESSAGE_KEY, FLAG_SEMANTIC_TYPES, Fragment, Manifest, model
+from ...schema import (
+    TableSchema,
+    assign_new_ids,
+    canonicalize_created,
+    data_file_field_ids,
+    match_input_fields,
+    schema_to_arrow,
+    upgrade_schema,
+)
+from ...storage import ObjectStore, UncommittedFiles, open_store
+from ...write import (
+    MAX_BYTES_PER_FILE,
+    bind_input,
+    check_file_layout,
+    coerce_reader,
+    parse_storage_version,
+    write_rows,
+    write_target,
+)
 from ..core import arguments as args
 from .fragment_metadata import FragmentMetadata, plain
 from .lance_operation import AnyOperation, LanceOperation

@@ -8,17 +8,13 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from ...commit.committer import commit, is_latest, load_latest_or_none
+from ...commit import commit, is_latest, load_latest_or_none
 from ...errors import DatasetExistsError
-from ...manifest.flags import FLAG_SEMANTIC_TYPES
-from ...manifest.model import Append, Manifest, Overwrite
-from ...storage.object_store import ObjectStore, open_store
-from ...storage.uncommitted import UncommittedFiles
-from ...write.fragments import MAX_BYTES_PER_FILE, coerce_reader
-from ...write.target import write_rows, write_target
+from ...manifest import FLAG_SEMANTIC_TYPES, Append, Manifest, Overwrite
+from ...storage import ObjectStore, UncommittedFiles, open_store
+from ...write import MAX_BYTES_PER_FILE, coerce_reader, write_rows, write_target
+from ..core import Progress, Snapshot, batches_with_progress, rows_of
 from ..core import arguments as args
-from ..core.progress import Progress, batches_with_progress, rows_of
-from ..core.snapshot import Snapshot
 
 __all__ = ["write_snapshot", "check_write_arguments"]
 
