@@ -220,18 +220,33 @@ PACKAGES = sorted(
 )
 
 
+EMPTY_FRONT_DOORS = {"cli"}  # its names are its modules (main, demo, inspect): binding none
+
+
+def _all_of(tree: ast.Module) -> list[str] | None:
+    for n in tree.body:
+        targets = (
+            n.targets
+            if isinstance(n, ast.Assign)
+            else [n.target]
+            if isinstance(n, ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = n.value  # type: ignore[attr-defined]
+            return [e.value for e in value.elts]
+    return None
+
+
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: str(p.relative_to(PKG)))
 def test_every_package_has_a_front_door(package: Path) -> None:
     """Each package's ``__init__.py`` lists its API in ``__all__``, and every listed name is
     bound there (the package is imported by name, not by module path, from outside)."""
     tree = ast.parse((package / "__init__.py").read_text())
-    listed = [
-        e.value
-        for n in tree.body
-        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
-        for e in n.value.elts  # type: ignore[attr-defined]
-    ]
-    assert listed, f"{package.relative_to(PKG)}/__init__.py has no __all__"
+    listed = _all_of(tree)
+    assert listed is not None, f"{package.relative_to(PKG)}/__init__.py has no __all__"
+    if package.name not in EMPTY_FRONT_DOORS:
+        assert listed, f"{package.relative_to(PKG)}/__init__.py lists nothing in __all__"
     bound = {
         a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
     }
@@ -244,3 +259,25 @@ def test_every_package_has_a_front_door(package: Path) -> None:
     }
     bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     assert set(listed) <= bound, sorted(set(listed) - bound)
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: str(p.relative_to(PKG)))
+def test_a_front_door_binds_no_name_of_a_submodule(package: Path) -> None:
+    """A name bound in ``__init__.py`` that is also a submodule's name shadows the submodule:
+    ``from package import name`` then gives the object, not the module, and ``python -m
+    package.name`` warns. The lance_semantic.dataset function is the one deliberate case, at the
+    top level, outside this check."""
+    tree = ast.parse((package / "__init__.py").read_text())
+    submodules = {p.stem for p in package.glob("*.py")} | {
+        p.parent.name for p in package.glob("*/__init__.py")
+    }
+    clashes = {
+        name
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module
+        for a in n.names
+        if (name := a.asname or a.name) in submodules
+    }
+    assert not clashes, (
+        f"{package.relative_to(PKG)}/__init__.py shadows submodules {sorted(clashes)}"
+    )

@@ -1,8 +1,8 @@
-"""The command line (layer L6): ``lance-semantic`` and its thin commands."""
+"""The command line (layer L6): ``lance-semantic`` and its thin commands.
 
-from .main import format_inspect, main
+The front door binds nothing: the entry point is ``lance_semantic.cli.main:main``, and a name
+bound here would shadow the submodule of the same name (``python -m lance_semantic.cli.main``
+and ``from lance_semantic.cli import main`` must both reach the module).
+"""
 
-__all__ = [
-    "main",
-    "format_inspect",
-]
+__all__: list[str] = []
