@@ -7,6 +7,15 @@ A converter is resolved once per (file layout, output layout) pair and applied p
 layout cannot hold a whole batch (32-bit offsets over :data:`OFFSET_LIMIT` bytes, a
 dictionary key too narrow for the distinct values) :func:`convert_batch` emits smaller
 batches; when it cannot hold a single value it raises :class:`OutputEncodingOverflowError`.
+
+Compaction converts with the same resolver, into the merged layout of a column's data files
+(:mod:`lance_semantic.dataset.compaction.layout`), and says so with ``widen=True``: that
+layout only widens a source (32 -> 64-bit offsets, decimal128 -> decimal256, narrow -> wide
+dictionary keys) or decodes a dictionary into a plain layout, so a dictionary is re-keyed
+rather than encoded afresh, a ``fixed_size_list`` converts its items, and an extension type
+is cast as it is (a merged layout keeps nested extension types and never renders JSON text).
+Decoding into a 32-bit layout is the one conversion that can outgrow a batch; it raises
+:class:`DoesNotFit` as reads do, so :func:`convert_batch` splits the batch.
 """
 
 from __future__ import annotations
@@ -142,8 +151,23 @@ def _to_dictionary(path: str, target: pa.DictionaryType) -> Converter:
     return convert
 
 
-def _to_list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
-    child = resolve_converter(source.value_type, target.value_type, f"{path}.item")
+def _rekey(path: str, source: pa.DictionaryType, target: pa.DictionaryType) -> Converter:
+    """A dictionary under a wider key (``widen``): the indices widen and the dictionary's
+    values convert; nothing is decoded or encoded afresh."""
+    values = resolve_converter(
+        source.value_type, target.value_type, f"{path}.dictionary", widen=True
+    )
+
+    def convert(arr: pa.Array) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(
+            arr.indices.cast(target.index_type), values(arr.dictionary)
+        )
+
+    return convert
+
+
+def _to_list(path: str, source: pa.DataType, target: pa.DataType, widen: bool) -> Converter:
+    child = resolve_converter(source.value_type, target.value_type, f"{path}.item", widen=widen)
     small = pa.types.is_list(target)
 
     def convert(arr: pa.Array) -> pa.Array:
@@ -163,7 +187,20 @@ def _to_list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
     return convert
 
 
-def _to_struct(path: str, source: pa.StructType, target: pa.StructType) -> Converter:
+def _to_fixed_size_list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
+    """A fixed_size_list item by item (``widen``; both sides have the same list size)."""
+    child = resolve_converter(source.value_type, target.value_type, f"{path}.item", widen=True)
+    size = target.list_size
+
+    def convert(arr: pa.Array) -> pa.Array:
+        values = child(arr.values.slice(arr.offset * size, len(arr) * size))  # .values: unsliced
+        mask = arr.is_null() if arr.null_count else None
+        return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)
+
+    return convert
+
+
+def _to_struct(path: str, source: pa.StructType, target: pa.StructType, widen: bool) -> Converter:
     present = {source.field(i).name: i for i in range(source.num_fields)}
     plans: list[tuple[int | None, Converter | None, pa.Field]] = []
     for f in target:
@@ -171,7 +208,7 @@ def _to_struct(path: str, source: pa.StructType, target: pa.StructType) -> Conve
         conv = (
             None
             if i is None
-            else resolve_converter(source.field(i).type, f.type, f"{path}.{f.name}")
+            else resolve_converter(source.field(i).type, f.type, f"{path}.{f.name}", widen=widen)
         )
         plans.append((i, conv, f))
 
@@ -187,9 +224,11 @@ def _to_struct(path: str, source: pa.StructType, target: pa.StructType) -> Conve
     return convert
 
 
-def _to_map(path: str, source: pa.MapType, target: pa.MapType) -> Converter:
-    keys = resolve_converter(source.key_type, target.key_type, f"{path}.entries.key")
-    items = resolve_converter(source.item_type, target.item_type, f"{path}.entries.value")
+def _to_map(path: str, source: pa.MapType, target: pa.MapType, widen: bool) -> Converter:
+    keys = resolve_converter(source.key_type, target.key_type, f"{path}.entries.key", widen=widen)
+    items = resolve_converter(
+        source.item_type, target.item_type, f"{path}.entries.value", widen=widen
+    )
 
     def convert(arr: pa.Array) -> pa.Array:
         offsets = arr.offsets
@@ -221,13 +260,26 @@ def nulls_of(target: pa.DataType) -> Converter:
     return convert
 
 
-def resolve_converter(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
-    """The converter from arrays of ``source`` to arrays of ``target`` (field ``path``)."""
+def resolve_converter(
+    source: pa.DataType, target: pa.DataType, path: str, *, widen: bool = False
+) -> Converter:
+    """The converter from arrays of ``source`` to arrays of ``target`` (field ``path``).
+
+    ``widen=True``: ``target`` is a merged layout of data files that holds every ``source``
+    value as it is (compaction, see the module doc): dictionaries are re-keyed, fixed-size
+    lists convert their items, extension types are cast as they are.
+
+    >>> small = pa.dictionary(pa.int8(), pa.string())
+    >>> wide = resolve_converter(small, pa.dictionary(pa.int32(), pa.string()), "s", widen=True)
+    >>> out = wide(pa.array(["b", None, "a"]).dictionary_encode().cast(small))
+    >>> out.type, out.dictionary.to_pylist()
+    (DictionaryType(dictionary<values=string, indices=int32, ordered=0>), ['b', 'a'])
+    """
     try:
         hash((source, target))
     except TypeError:  # some Python extension types are unhashable
-        return _resolve.__wrapped__(source, target, path)
-    return _resolve(source, target, path)
+        return _resolve.__wrapped__(source, target, path, widen)
+    return _resolve(source, target, path, widen)
 
 
 def _to_json_text(path: str, target: pa.BaseExtensionType) -> Converter:
@@ -262,19 +314,24 @@ def _via_storage(path: str, source: pa.DataType, target: pa.DataType) -> Convert
 
 
 @lru_cache(maxsize=1024)
-def _resolve(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
+def _resolve(source: pa.DataType, target: pa.DataType, path: str, widen: bool) -> Converter:
     if source == target:
         return identity
-    if isinstance(target, pa.BaseExtensionType) and target.extension_name == "arrow.json":
-        return _to_json_text(path, target)
-    if isinstance(source, pa.BaseExtensionType) or isinstance(target, pa.BaseExtensionType):
-        return _via_storage(path, source, target)
+    if not widen:
+        if isinstance(target, pa.BaseExtensionType) and target.extension_name == "arrow.json":
+            return _to_json_text(path, target)
+        if isinstance(source, pa.BaseExtensionType) or isinstance(target, pa.BaseExtensionType):
+            return _via_storage(path, source, target)
     if pa.types.is_struct(source) and pa.types.is_struct(target):
-        return _to_struct(path, source, target)
+        return _to_struct(path, source, target, widen)
     if is_list_like(source, fixed=False) and is_list_like(target, fixed=False):
-        return _to_list(path, source, target)
+        return _to_list(path, source, target, widen)
+    if widen and pa.types.is_fixed_size_list(source) and pa.types.is_fixed_size_list(target):
+        return _to_fixed_size_list(path, source, target)
     if pa.types.is_map(source) and pa.types.is_map(target):
-        return _to_map(path, source, target)
+        return _to_map(path, source, target, widen)
+    if widen and pa.types.is_dictionary(source) and pa.types.is_dictionary(target):
+        return _rekey(path, source, target)
     if is_string_or_binary(source, dictionary=True) and pa.types.is_dictionary(target):
         return _to_dictionary(path, target)
     if is_string_or_binary(source, dictionary=True) and is_string_or_binary(

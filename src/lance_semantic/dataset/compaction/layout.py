@@ -37,10 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ...codecs import convert
-from ...codecs.convert import Converter, DoesNotFit, encoding_name, identity, longest_list
+from ...codecs.convert import Converter, resolve_converter
 from ...schema import Field
 from ...types.families import is_large, is_list_like, is_string_like, is_string_or_binary
 from ...write import declared_field
@@ -179,130 +177,10 @@ def merge_column(field: Field, sources: Sequence[pa.Field]) -> MergedColumn | No
     return MergedColumn(pruned, arrow)
 
 
-# ---- converting a source array into the merged layout ----------------------------------------
-#
-# Conversions only widen (32 -> 64-bit offsets, decimal128 -> decimal256, narrow -> wide
-# dictionary keys) or decode a dictionary. Decoding into a 32-bit layout is the one that can
-# outgrow a batch: it raises ``DoesNotFit`` so that ``read.convert.convert_batch`` splits the
-# batch; a single value always fits (it came from a 32-bit source).
-
-
-def _check_fits(path: str, lengths: pa.Array, target: pa.DataType) -> None:
-    if target in (pa.string(), pa.binary()) and len(lengths):
-        total = pc.sum(lengths).as_py() or 0
-        if total > convert.OFFSET_LIMIT:
-            largest = pc.max(lengths).as_py() or 0
-            raise DoesNotFit(path, int(largest), encoding_name(target))
-
-
-def _decode(path: str, target: pa.DataType) -> Converter:
-    """dictionary -> plain ``target`` (checked against 32-bit offsets)."""
-
-    def run(arr: pa.Array) -> pa.Array:
-        values = arr.dictionary
-        lengths = pc.take(pc.binary_length(values), arr.indices)
-        _check_fits(path, lengths, target)
-        return pc.take(values.cast(target), arr.indices)
-
-    return run
-
-
-def _plain(path: str, target: pa.DataType) -> Converter:
-    def run(arr: pa.Array) -> pa.Array:
-        if not is_large(target):
-            _check_fits(path, pc.binary_length(arr), target)
-        if arr.offset:  # Arrow's cast checks a slice's absolute 64-bit offsets
-            arr = pa.concat_arrays([arr])
-        return arr.cast(target)
-
-    return run
-
-
-def _recode(path: str, source: pa.DictionaryType, target: pa.DictionaryType) -> Converter:
-    """dictionary -> wider dictionary: indices and values widen, nothing is decoded."""
-    values = converter(source.value_type, target.value_type, f"{path}.dictionary")
-
-    def run(arr: pa.Array) -> pa.Array:
-        return pa.DictionaryArray.from_arrays(
-            arr.indices.cast(target.index_type), values(arr.dictionary)
-        )
-
-    return run
-
-
-def _list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
-    child = converter(source.value_type, target.value_type, f"{path}.item")
-    small = pa.types.is_list(target)
-    cls = pa.ListArray if small else pa.LargeListArray
-
-    def run(arr: pa.Array) -> pa.Array:
-        offsets = arr.offsets
-        base = offsets[0].as_py() if len(arr) else 0
-        end = offsets[-1].as_py() if len(arr) else 0
-        if small and end - base > convert.OFFSET_LIMIT:
-            raise DoesNotFit(path, longest_list(arr), "list", "items")
-        values = child(arr.values.slice(base, end - base))
-        rebased = pc.subtract(offsets, base).cast(pa.int32() if small else pa.int64())
-        mask = arr.is_null() if arr.null_count else None
-        return cls.from_arrays(rebased, values, type=target, mask=mask)
-
-    return run
-
-
-def _fixed_size_list(path: str, source: pa.DataType, target: pa.DataType) -> Converter:
-    child = converter(source.value_type, target.value_type, f"{path}.item")
-    size = target.list_size
-
-    def run(arr: pa.Array) -> pa.Array:
-        values = child(arr.values.slice(arr.offset * size, len(arr) * size))
-        mask = arr.is_null() if arr.null_count else None
-        return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)
-
-    return run
-
-
-def _map(path: str, source: pa.MapType, target: pa.MapType) -> Converter:
-    keys = converter(source.key_type, target.key_type, f"{path}.key")
-    items = converter(source.item_type, target.item_type, f"{path}.value")
-
-    def run(arr: pa.Array) -> pa.Array:
-        offsets = arr.offsets
-        base = offsets[0].as_py() if len(arr) else 0
-        n = (offsets[-1].as_py() - base) if len(arr) else 0
-        mask = arr.is_null() if arr.null_count else None
-        return pa.MapArray.from_arrays(
-            pc.subtract(offsets, base),
-            keys(arr.keys.slice(base, n)),
-            items(arr.items.slice(base, n)),
-            type=target,
-            mask=mask,
-        )
-
-    return run
-
-
-def _struct(path: str, source: pa.StructType, target: pa.StructType) -> Converter:
-    plans: list[tuple[int, Converter] | None] = []
-    for f in target:
-        i = source.get_field_index(f.name)
-        plans.append(
-            None if i < 0 else (i, converter(source.field(i).type, f.type, f"{path}.{f.name}"))
-        )
-
-    def run(arr: pa.Array) -> pa.Array:
-        children = [
-            pa.nulls(len(arr), f.type) if plan is None else plan[1](arr.field(plan[0]))
-            for plan, f in zip(plans, target, strict=True)
-        ]
-        mask = arr.is_null() if arr.null_count else None
-        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
-
-    return run
-
-
 def converter(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
     """Arrays of the source layout ``source`` -> the merged layout ``target`` (lossless;
-    ``DoesNotFit`` when a batch must be split to fit 32-bit offsets).
+    ``DoesNotFit`` when a batch must be split to fit 32-bit offsets): the read side's
+    converter in its ``widen`` meaning (:func:`lance_semantic.codecs.convert.resolve_converter`).
 
     >>> small = pa.dictionary(pa.int8(), pa.string())
     >>> c = converter(small, pa.large_string(), "s")
@@ -314,26 +192,4 @@ def converter(source: pa.DataType, target: pa.DataType, path: str) -> Converter:
       "a"
     ]
     """
-    if source == target:
-        return identity
-    if pa.types.is_dictionary(source):
-        if pa.types.is_dictionary(target):
-            return _recode(path, source, target)
-        return _decode(path, target)
-    if is_string_or_binary(source, view=False, dictionary=True) and is_string_or_binary(
-        target, view=False, dictionary=True
-    ):
-        return _plain(path, target)
-    if is_list_like(source, fixed=False) and is_list_like(target, fixed=False):
-        return _list(path, source, target)
-    if pa.types.is_fixed_size_list(source) and pa.types.is_fixed_size_list(target):
-        return _fixed_size_list(path, source, target)
-    if pa.types.is_map(source) and pa.types.is_map(target):
-        return _map(path, source, target)
-    if pa.types.is_struct(source) and pa.types.is_struct(target):
-        return _struct(path, source, target)
-
-    def cast(arr: pa.Array) -> pa.Array:
-        return arr.cast(target)
-
-    return cast
+    return resolve_converter(source, target, path, widen=True)
