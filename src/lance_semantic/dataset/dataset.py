@@ -16,7 +16,7 @@ import pyarrow.dataset as pds
 
 from ..manifest import Manifest
 from ..storage import ObjectStore, open_store
-from ..write import MAX_BYTES_PER_FILE
+from ..write import MAX_BYTES_PER_FILE, MAX_ROWS_PER_FILE
 from . import arrow_dataset
 from .changes import Changes
 from .core import arguments as args
@@ -77,7 +77,7 @@ def write_dataset(
     *,
     data_storage_version: str | None = None,
     semantic_types: bool | None = None,
-    max_rows_per_file: int = 1_048_576,
+    max_rows_per_file: int = MAX_ROWS_PER_FILE,
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     storage_options: Mapping[str, str] | None = None,
     allow_external_blob_outside_bases: bool = False,

@@ -29,6 +29,12 @@ from ._errors import library_errors_raised
 
 __all__ = ["LanceDatasink", "write_lance"]
 
+#: lance-ray's ``write_lance`` / ``LanceDatasink`` defaults (a file per task holds at least
+#: 1024 * 1024 rows, at most 64 * 1024 * 1024): lance-ray's own, not pylance's
+#: ``max_rows_per_file``
+SINK_MIN_ROWS_PER_FILE = 1024 * 1024
+SINK_MAX_ROWS_PER_FILE = 64 * 1024 * 1024
+
 #: what one write task returns: its fragments and the schema of its first block
 TaskResult = tuple[list[FragmentMetadata], pa.Schema | None]
 
@@ -53,8 +59,8 @@ class LanceDatasink(Datasink[TaskResult]):
         data_storage_version: str | None = None,
         semantic_types: bool | None = None,
         storage_options: Mapping[str, str] | None = None,
-        min_rows_per_file: int = 1024 * 1024,
-        max_rows_per_file: int = 64 * 1024 * 1024,
+        min_rows_per_file: int = SINK_MIN_ROWS_PER_FILE,
+        max_rows_per_file: int = SINK_MAX_ROWS_PER_FILE,
         max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     ) -> None:
         self.uri = args.check_uri("uri", uri)
@@ -163,8 +169,8 @@ def write_lance(
     data_storage_version: str | None = None,
     semantic_types: bool | None = None,
     storage_options: Mapping[str, str] | None = None,
-    min_rows_per_file: int = 1024 * 1024,
-    max_rows_per_file: int = 64 * 1024 * 1024,
+    min_rows_per_file: int = SINK_MIN_ROWS_PER_FILE,
+    max_rows_per_file: int = SINK_MAX_ROWS_PER_FILE,
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     ray_remote_args: Mapping[str, Any] | None = None,
     concurrency: int | None = None,

@@ -20,8 +20,8 @@ from .boundary import (
     legacy_physical,
     to_physical,
 )
+from .defaults import MAX_BYTES_PER_FILE, MAX_ROWS_PER_FILE, MAX_ROWS_PER_GROUP
 from .fragments import (
-    MAX_BYTES_PER_FILE,
     coerce_reader,
     in_order_of,
     parse_storage_version,
@@ -47,6 +47,8 @@ __all__ = [
     "to_physical",
     "check_invariant",
     "OFFSET_LIMIT",
+    "MAX_ROWS_PER_FILE",
+    "MAX_ROWS_PER_GROUP",
     "MAX_BYTES_PER_FILE",
     "coerce_reader",
     "in_order_of",

@@ -19,21 +19,15 @@ from ..types.arrow_names import ordered_like
 from ..types.casts import cast as safe_cast
 from .blob_values import BlobPreparer, blob_columns
 from .boundary import check_file_layout
-
-#: pylance's default ``max_bytes_per_file`` (90 GiB)
-MAX_BYTES_PER_FILE = 90 * 1024**3
+from .defaults import MAX_BYTES_PER_FILE
 
 __all__ = [
-    "MAX_BYTES_PER_FILE",
     "coerce_reader",
     "in_order_of",
     "write_fragments",
     "parse_storage_version",
     "unsliced_array",
 ]
-
-#: pylance's default ``max_bytes_per_file`` (90 GiB)
-MAX_BYTES_PER_FILE = 90 * 1024**3
 
 
 def parse_storage_version(version: str) -> tuple[int, int]:

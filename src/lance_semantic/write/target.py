@@ -24,7 +24,8 @@ from ..storage import ObjectStore
 from ..storage.datafile import WRITABLE_VERSIONS
 from .blob_values import table_blob_inputs, v1_inputs_as_v2
 from .boundary import Boundary
-from .fragments import MAX_BYTES_PER_FILE, parse_storage_version, write_fragments
+from .defaults import MAX_BYTES_PER_FILE, MAX_ROWS_PER_FILE
+from .fragments import parse_storage_version, write_fragments
 
 __all__ = [
     "DEFAULT_STORAGE_VERSION",
@@ -116,7 +117,7 @@ def write_rows(
     flagged: bool,
     appending: bool,
     version: str,
-    max_rows_per_file: int = 1_048_576,
+    max_rows_per_file: int = MAX_ROWS_PER_FILE,
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     written: list[str],
     allow_external_blobs: bool = False,

@@ -11,6 +11,7 @@ import numpy as np
 from ...manifest import Fragment, Manifest
 from ...read import deleted_rows
 from ...storage import ObjectStore
+from ...write import MAX_ROWS_PER_GROUP
 from ..core import check_bool, check_int, check_optional_int, check_real
 
 __all__ = ["CompactionOptions", "CompactionTask", "plan_compaction", "output_row_counts"]
@@ -25,7 +26,7 @@ class CompactionOptions:
     pylance's defaults."""
 
     target_rows_per_fragment: int = 1024 * 1024
-    max_rows_per_group: int = 1024
+    max_rows_per_group: int = MAX_ROWS_PER_GROUP
     materialize_deletions: bool = True
     materialize_deletions_threshold: float = 0.1
     num_threads: int | None = None

@@ -21,6 +21,7 @@ from ...errors import NotSupportedYetError
 from ...manifest import Manifest, decode_manifest_file
 from ...read import FragmentReader
 from ...storage import ObjectStore, paths
+from ...write import MAX_ROWS_PER_GROUP
 from ..core import TableHandle
 from ..core import arguments as args
 
@@ -134,7 +135,7 @@ class LanceStats:
     def __init__(self, ds: TableHandle) -> None:
         self._ds = ds
 
-    def dataset_stats(self, max_rows_per_group: int = 1024) -> DatasetStats:
+    def dataset_stats(self, max_rows_per_group: int = MAX_ROWS_PER_GROUP) -> DatasetStats:
         """Deleted rows, fragments, and fragments with fewer than ``max_rows_per_group``
         physical rows ("small files"), as pylance counts them.
 

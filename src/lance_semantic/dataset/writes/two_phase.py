@@ -40,6 +40,7 @@ from ...schema import (
 from ...storage import ObjectStore, UncommittedFiles, open_store
 from ...write import (
     MAX_BYTES_PER_FILE,
+    MAX_ROWS_PER_FILE,
     bind_input,
     check_file_layout,
     coerce_reader,
@@ -63,7 +64,7 @@ def write_fragments(
     mode: Literal["create", "append", "overwrite"] = "append",
     data_storage_version: str | None = None,
     semantic_types: bool | None = None,
-    max_rows_per_file: int = 1024 * 1024,
+    max_rows_per_file: int = MAX_ROWS_PER_FILE,
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     storage_options: Mapping[str, str] | None = None,
     allow_external_blob_outside_bases: bool = False,

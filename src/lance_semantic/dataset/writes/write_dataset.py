@@ -12,7 +12,7 @@ from ...commit import commit, is_latest, load_latest_or_none
 from ...errors import DatasetExistsError
 from ...manifest import FLAG_SEMANTIC_TYPES, Append, Manifest, Overwrite
 from ...storage import ObjectStore, UncommittedFiles, open_store
-from ...write import MAX_BYTES_PER_FILE, coerce_reader, write_rows, write_target
+from ...write import MAX_BYTES_PER_FILE, MAX_ROWS_PER_FILE, coerce_reader, write_rows, write_target
 from ..core import Progress, Snapshot, batches_with_progress, rows_of
 from ..core import arguments as args
 
@@ -49,7 +49,7 @@ def write_snapshot(
     *,
     data_storage_version: str | None = None,
     semantic_types: bool | None = None,
-    max_rows_per_file: int = 1_048_576,
+    max_rows_per_file: int = MAX_ROWS_PER_FILE,
     max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     storage_options: Mapping[str, str] | None = None,
     allow_external_blob_outside_bases: bool = False,
