@@ -4,9 +4,14 @@ caller as itself, field path included."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import io
 import pickle
+import pkgutil
 import subprocess
 import sys
+import traceback
 
 import pytest
 
@@ -87,3 +92,62 @@ def test_an_error_raised_in_another_process_arrives_as_itself() -> None:
     e = pickle.loads(out)
     assert isinstance(e, E.SchemaMismatchError) and e.field_path == "st.x"
     assert e.table_type == "int64" and "st.x" in str(e)
+
+
+# ---- the errors package names itself as every error's module -----------------------------
+
+#: every error class that a module of the package defines (private bases included)
+DEFINED = sorted(
+    {
+        value
+        for info in pkgutil.iter_modules(E.__path__)
+        for value in vars(importlib.import_module(f"{E.__name__}.{info.name}")).values()
+        if isinstance(value, type) and issubclass(value, E.LanceSemanticError)
+    },
+    key=lambda cls: cls.__qualname__,
+)
+
+
+def test_every_defined_error_is_exported_or_private() -> None:
+    public = {cls for cls in DEFINED if not cls.__qualname__.startswith("_")}
+    assert public == {type(e) for e in INSTANCES}
+    assert E._RowError in DEFINED
+
+
+@pytest.mark.parametrize("cls", DEFINED, ids=lambda cls: cls.__qualname__)
+def test_every_error_class_names_the_package_as_its_module(cls: type) -> None:
+    assert cls.__module__ == "lance_semantic.errors"
+    assert getattr(E, cls.__qualname__) is cls
+    for name, member in vars(cls).items():
+        if inspect.isfunction(member):
+            assert member.__module__ == "lance_semantic.errors", name
+
+
+class _Recording(pickle.Unpickler):
+    """An unpickler that notes the module of every global (class, function) it loads."""
+
+    def __init__(self, payload: bytes) -> None:
+        super().__init__(io.BytesIO(payload))
+        self.modules: set[str] = set()
+
+    def find_class(self, module: str, name: str) -> object:
+        self.modules.add(module)
+        return super().find_class(module, name)
+
+
+@pytest.mark.parametrize("error", INSTANCES, ids=lambda e: type(e).__name__)
+def test_every_error_pickles_by_the_package_path(error: BaseException) -> None:
+    """Pickles name ``lance_semantic.errors`` only (never one of its modules), so pickles of
+    earlier versions load, and those of this one load in them."""
+    for protocol in range(0, pickle.HIGHEST_PROTOCOL + 1):
+        loader = _Recording(pickle.dumps(error, protocol=protocol))
+        back = loader.load()
+        assert loader.modules - {"builtins", "copyreg", "__builtin__"} == {"lance_semantic.errors"}
+        _same(back, error)
+        assert type(back).__module__ == "lance_semantic.errors"
+
+
+def test_a_traceback_names_the_package() -> None:
+    error = E.SchemaMismatchError("a.b", "int64", "string")
+    line = traceback.format_exception_only(error)[-1]
+    assert line.startswith("lance_semantic.errors.SchemaMismatchError: schema mismatch")
