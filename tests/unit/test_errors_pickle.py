@@ -12,6 +12,7 @@ import pkgutil
 import subprocess
 import sys
 import traceback
+import typing
 
 import pytest
 
@@ -121,6 +122,9 @@ def test_every_error_class_names_the_package_as_its_module(cls: type) -> None:
     for name, member in vars(cls).items():
         if inspect.isfunction(member):
             assert member.__module__ == "lance_semantic.errors", name
+            # annotations resolve in the module the class names
+            typing.get_type_hints(member, globalns=vars(E))
+    typing.get_type_hints(cls)
 
 
 class _Recording(pickle.Unpickler):

@@ -23,6 +23,11 @@ from __future__ import annotations
 
 import inspect
 
+# the names the errors' annotations use, bound here as before the split: ``get_type_hints``
+# resolves annotations in the module a class names (this one)
+from collections.abc import Mapping as Mapping
+from collections.abc import Sequence as Sequence
+
 from .base import (
     CommitError,
     InvalidExpressionError,
