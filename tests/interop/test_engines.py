@@ -78,9 +78,11 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
     plan_scan = scanner_module.plan_scan
 
-    def spy_plan(table: Any, columns: Any, filter: Any, **kwargs: Any) -> Any:
-        plan = plan_scan(table, columns, filter, **kwargs)
-        seen.append({"columns": columns, "filter": filter, "schema": plan.output_schema})
+    def spy_plan(table: Any, request: Any, **kwargs: Any) -> Any:
+        plan = plan_scan(table, request, **kwargs)
+        seen.append(
+            {"columns": request.columns, "filter": request.filter, "schema": plan.output_schema}
+        )
         return plan
 
     monkeypatch.setattr(scanner_module, "plan_scan", spy_plan)

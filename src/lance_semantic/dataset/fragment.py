@@ -10,8 +10,8 @@ import pyarrow as pa
 
 from ..errors import ReadError
 from ..manifest import Fragment
-from ..read import Columns, Filter, ScanPlan
-from .core import TableHandle, check_row_indices
+from ..read import Columns, Filter, ScanPlan, ScanRequest
+from .core import TableHandle, check_row_indices, scan_request
 from .writes import FragmentMetadata, as_fragment_metadata
 
 __all__ = ["LanceFragment"]
@@ -32,12 +32,7 @@ class _Owner(TableHandle, Protocol):
 
     def to_table(self, columns: Columns | None = None, *, limit: int | None = None) -> pa.Table: ...
 
-    def _plan(
-        self,
-        columns: Columns | None,
-        filter: Filter | None,
-        output_encodings: Mapping[str, str] | None,
-    ) -> ScanPlan: ...
+    def _plan(self, request: ScanRequest) -> ScanPlan: ...
 
 
 class LanceFragment:
@@ -174,7 +169,7 @@ class LanceFragment:
         from ..read import FragmentReader, take_rows
 
         ds = self._ds
-        plan = ds._plan(columns, None, output_encodings)
+        plan = ds._plan(scan_request(columns, output_encodings=output_encodings))
         snap = ds._snapshot()
         reader = FragmentReader(
             snap.store, snap.semantic_schema, self._fragment, plan.top_fields, plan.read_schema

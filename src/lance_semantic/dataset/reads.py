@@ -1,24 +1,36 @@
 """The read verbs of ``Dataset`` (layer L5): ``to_table``, ``to_batches``, ``take``,
 ``take_blobs``, ``count_rows``, ``sample``, ``head``, fragments and scanners.
 
-Reads never move the handle: they plan a scan of the version it is at (``dataset.scan``) and
-run it over that version's fragments.
+Reads never move the handle: their keywords become one ``ScanRequest``
+(``core.scan_request``), planned against the version the handle is at (``read.plan_scan``)
+and run over that version's fragments (``read.run_scan``).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import ReadError
-from ..read import Columns, Filter, FragmentReader, ScanPlan, plan_scan, run_scan, take_rows
+from ..read import (
+    Columns,
+    Filter,
+    FragmentReader,
+    ScanPlan,
+    ScanRequest,
+    plan_scan,
+    run_scan,
+    take_rows,
+)
 from ..storage import BlobFile
 from .blobs import take_blobs
 from .core import arguments as args
+from .core import scan_request
 from .fragment import LanceFragment
 from .handle import Handle
 from .scanner import TABLE_BATCH, Scanner, make_scanner
@@ -106,36 +118,33 @@ class Reads(Handle):
                 fragments=fragments,
                 **scanner_options,
             ).to_batches()
-        return self._scan(columns, filter, limit, offset, output_encodings, batch_size, fragments)[
-            1
-        ]
+        request = scan_request(
+            columns,
+            filter,
+            limit,
+            offset,
+            batch_size=batch_size,
+            output_encodings=output_encodings,
+            fragments=fragments,
+        )
+        return self._scan(request)[1]
 
     def _scan(
-        self,
-        columns: Columns | None,
-        filter: Filter | None,
-        limit: int | None,
-        offset: int | None,
-        output_encodings: Mapping[str, str] | None,
-        batch_size: int | None,
-        fragments: Sequence[LanceFragment] | None = None,
-        default_batch: int | None = None,
+        self, request: ScanRequest, default_batch: int | None = None
     ) -> tuple[ScanPlan, Iterator[pa.RecordBatch]]:
         """The plan of a read and its stream of output batches (``default_batch`` rows per
-        batch when no ``batch_size`` is given)."""
-        limit, offset, batch_size = _check_window(limit, offset, batch_size)
-        plan = self._plan(columns, filter, output_encodings)
-        frags = self._manifest.fragments if fragments is None else [f._fragment for f in fragments]
-        stream = run_scan(
-            self._store,
-            self.semantic_schema,
-            frags,
-            plan,
-            limit=limit,
-            offset=offset,
-            batch_size=batch_size or default_batch,
+        batch when the request gives no ``batch_size``); the request's fragments are those
+        given (``LanceFragment`` handles), read as they are."""
+        plan = self._plan(request)
+        chosen = request.fragments
+        frags = (
+            self._manifest.fragments
+            if chosen is None
+            else [cast(LanceFragment, f)._fragment for f in chosen]
         )
-        return plan, stream
+        if request.batch_size is None and default_batch is not None:
+            request = replace(request, batch_size=default_batch)
+        return plan, run_scan(self._store, self.semantic_schema, frags, plan, request)
 
     def to_table(
         self,
@@ -287,9 +296,10 @@ its value; pylance refuses it too: use a literal of the column's type
                 output_encodings=output_encodings,
                 **scanner_options,
             ).to_table()
-        plan, batches = self._scan(
-            columns, filter, limit, offset, output_encodings, batch_size, default_batch=TABLE_BATCH
+        request = scan_request(
+            columns, filter, limit, offset, batch_size=batch_size, output_encodings=output_encodings
         )
+        plan, batches = self._scan(request, default_batch=TABLE_BATCH)
         return pa.Table.from_batches(list(batches), schema=plan.output_schema)
 
     def take(
@@ -319,7 +329,7 @@ its value; pylance refuses it too: use a literal of the column's type
         idx = args.check_row_indices("indices", indices)
         if isinstance(columns, list | tuple):  # pylance's take keeps one of each
             columns = list(dict.fromkeys(columns))
-        plan = self._plan(columns, None, output_encodings)
+        plan = self._plan(scan_request(columns, output_encodings=output_encodings))
         readers = [
             FragmentReader(self._store, self.semantic_schema, f, plan.top_fields, plan.read_schema)
             for f in self._manifest.fragments
@@ -394,22 +404,9 @@ its value; pylance refuses it too: use a literal of the column's type
         indices = random.sample(range(total), n)
         return self.take(sorted(indices) if ordered else indices, columns)
 
-    def _plan(
-        self,
-        columns: Columns | None,
-        filter: Filter | None,
-        output_encodings: Mapping[str, str] | None,
-    ) -> ScanPlan:
-        args.check_columns(columns)
-        args.check_filter("filter", filter)
-        args.check_str_mapping("output_encodings", output_encodings, values="output encoding (str)")
-        return plan_scan(
-            self.semantic_schema,
-            columns,
-            filter,
-            flagged=self.semantic_types,
-            output_encodings=output_encodings,
-        )
+    def _plan(self, request: ScanRequest) -> ScanPlan:
+        """The plan of a checked request against this version."""
+        return plan_scan(self.semantic_schema, request, flagged=self.semantic_types)
 
     def scanner(
         self,
@@ -478,13 +475,3 @@ vector search (nearest=)
         ({'id': [1, 2]}, {'id': [2]})
         """
         return self.scanner(**kwargs).head(num_rows)
-
-
-def _check_window(
-    limit: object, offset: object, batch_size: object
-) -> tuple[int | None, int | None, int | None]:
-    return (
-        args.check_optional_int("limit", limit),
-        args.check_optional_int("offset", offset),
-        args.check_optional_int("batch_size", batch_size, minimum=1),
-    )

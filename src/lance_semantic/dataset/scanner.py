@@ -4,8 +4,9 @@ names, as the ``pyarrow.dataset.Scanner`` that engines consume (layer L5).
 A :class:`Scanner` is planned when it is made (bad columns, filters and output encodings
 fail then, naming the argument) and reads nothing until asked: ``to_reader()`` and
 ``to_batches()`` stream, ``to_table()`` collects. The rows come from the same machinery as
-``Dataset.to_table`` (``dataset.scan``: ``plan_scan`` / ``run_scan``), so the filter and the
-columns are pushed into the fragment reads (late materialisation, output encodings).
+``Dataset.to_table`` (one ``ScanRequest`` through ``read.plan_scan`` / ``read.run_scan``), so
+the filter and the columns are pushed into the fragment reads (late materialisation, output
+encodings).
 
 ``with_row_id`` adds ``_rowid`` (uint64) numbered as pylance numbers rows of a table
 without stable row ids: ``(fragment id << 32) | physical row offset``; ``with_row_address``
@@ -15,7 +16,8 @@ when it was made, as pylance's does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,21 +28,27 @@ import pyarrow.dataset as pds
 from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
 from ..manifest import Fragment, flags
-from ..read import Columns, FragmentReader, ScanPlan, plan_scan, run_scan
-from .core import TableHandle
+from ..read import (
+    ROW_ADDR,
+    ROW_ID,
+    Columns,
+    FragmentReader,
+    ScanPlan,
+    ScanRequest,
+    plan_scan,
+    run_scan,
+)
+from .core import TableHandle, scan_request
 from .core import arguments as args
 
 if TYPE_CHECKING:
     from .fragment import LanceFragment
 
-__all__ = ["Scanner", "make_scanner", "TABLE_BATCH", "ROW_ID", "ROW_ADDR"]
+__all__ = ["Scanner", "make_scanner", "open_scanner", "TABLE_BATCH", "ROW_ID", "ROW_ADDR"]
 
 #: rows per internal batch when a whole table is asked for (to_table): larger batches let
 #: value conversions such as JSONB -> text use both cores
 TABLE_BATCH = 262_144
-
-ROW_ID = "_rowid"
-ROW_ADDR = "_rowaddr"
 
 #: pylance / pyarrow scanner options that only tune how a scan runs: accepted and ignored
 #: (scans here are always in order, read ahead on their own, and have no indices)
@@ -100,25 +108,16 @@ class Scanner(pds.Scanner):
     def __init__(
         self,
         ds: TableHandle,
+        request: ScanRequest,
         plan: ScanPlan,
         fragments: Sequence[Fragment],
-        *,
-        limit: int | None,
-        offset: int | None,
-        batch_size: int | None,
-        row_columns: tuple[str, ...],
-        arguments: Mapping[str, Any] | None = None,
     ) -> None:
         # (no super().__init__: pyarrow's forbids direct construction)
         self._ds = ds
         self._snap = ds._snapshot()
+        self._request = request
         self._plan = plan
         self._fragments = list(fragments)
-        self._limit = limit
-        self._offset = offset
-        self._batch_size = batch_size
-        self._row_columns = row_columns
-        self._arguments = dict(arguments or {})
 
     # ---- schemas ------------------------------------------------------------------------
     @property
@@ -132,7 +131,7 @@ class Scanner(pds.Scanner):
         _rowaddr: uint64
         """
         schema = self._plan.output_schema
-        for name in self._row_columns:
+        for name in self._request.row_columns:
             schema = schema.append(pa.field(name, pa.uint64()))
         return schema
 
@@ -157,7 +156,7 @@ class Scanner(pds.Scanner):
         >>> [b.num_rows for b in ds.scanner(batch_size=2).to_batches()]
         [2, 1]
         """
-        return self._run(self._batch_size)
+        return self._run(self._request.batch_size)
 
     def to_reader(self) -> pa.RecordBatchReader:
         """The rows as a streaming ``pyarrow.RecordBatchReader``.
@@ -178,7 +177,7 @@ class Scanner(pds.Scanner):
         >>> ds.scanner(filter="s <> 'b'", offset=1).to_table().to_pydict()
         {'id': [3], 's': ['c']}
         """
-        batches = list(self._run(self._batch_size or TABLE_BATCH))
+        batches = list(self._run(self._request.batch_size or TABLE_BATCH))
         return pa.Table.from_batches(batches, schema=self.projected_schema)
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -193,8 +192,8 @@ class Scanner(pds.Scanner):
         {'s': ['b']}
         """
         n = args.check_int("num_rows", num_rows)
-        limit = n if self._limit is None else min(n, self._limit)
-        batches = list(self._run(self._batch_size or TABLE_BATCH, limit=limit))
+        limit = n if self._request.limit is None else min(n, self._request.limit)
+        batches = list(self._run(self._request.batch_size or TABLE_BATCH, limit=limit))
         return pa.Table.from_batches(batches, schema=self.projected_schema)
 
     def take(self, indices: Sequence[int] | np.ndarray | pa.Array) -> pa.Table:
@@ -215,7 +214,7 @@ class Scanner(pds.Scanner):
         picked: list[list[pa.Array]] = [[] for _ in schema]
         seen = done = 0
         if len(wanted):
-            for batch in self._run(self._batch_size or TABLE_BATCH):
+            for batch in self._run(self._request.batch_size or TABLE_BATCH):
                 upto = int(np.searchsorted(wanted, seen + batch.num_rows))
                 if upto > done:
                     rows = pa.array(wanted[done:upto] - seen)
@@ -251,13 +250,15 @@ class Scanner(pds.Scanner):
             )
         else:  # the filter's columns only
             flagged = self._snap.semantic_types
-            plan = plan_scan(schema, [], self._plan.predicate.expr, flagged=flagged)
+            rows = ScanRequest(columns=[], filter=self._plan.predicate.expr)
+            plan = plan_scan(schema, rows, flagged=flagged)
             batches = run_scan(
-                self._snap.store, schema, self._fragments, plan, batch_size=TABLE_BATCH
+                self._snap.store, schema, self._fragments, plan, ScanRequest(batch_size=TABLE_BATCH)
             )
             total = sum(b.num_rows for b in batches)
-        total = max(0, total - (self._offset or 0))
-        return total if self._limit is None else min(total, self._limit)
+        limit, offset = self._request.limit, self._request.offset
+        total = max(0, total - (offset or 0))
+        return total if limit is None else min(total, limit)
 
     def scan_batches(self) -> Iterator[Any]:
         """Not supported yet (pyarrow's batches tagged with their fragment): use
@@ -324,7 +325,7 @@ Scanner.from_batches; write the batches to a dataset first
         raise NotSupportedYetError("Scanner.from_batches; write the batches to a dataset first")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self._ds, self._arguments))
+        return (open_scanner, (self._ds, self._request))
 
     def __repr__(self) -> str:
         return (
@@ -333,20 +334,14 @@ Scanner.from_batches; write the batches to a dataset first
         )
 
     def _run(self, batch_size: int | None, limit: int | None = None) -> Iterator[pa.RecordBatch]:
-        return run_scan(
-            self._snap.store,
-            self._snap.semantic_schema,
-            self._fragments,
-            self._plan,
-            limit=self._limit if limit is None else limit,
-            offset=self._offset,
+        request = replace(
+            self._request,
+            limit=self._request.limit if limit is None else limit,
             batch_size=batch_size,
-            row_addresses=self._row_columns,
         )
-
-
-def _rebuild(ds: TableHandle, arguments: Mapping[str, Any]) -> Scanner:
-    return make_scanner(ds, **arguments)
+        return run_scan(
+            self._snap.store, self._snap.semantic_schema, self._fragments, self._plan, request
+        )
 
 
 def make_scanner(
@@ -365,54 +360,38 @@ def make_scanner(
 ) -> Scanner:
     """A :class:`Scanner` of ``ds`` at its current version (see ``Dataset.scanner``)."""
     _check_options(options)
-    args.check_columns(columns)
-    args.check_filter("filter", filter)
-    args.check_str_mapping("output_encodings", output_encodings, values="output encoding (str)")
-    limit = args.check_optional_int("limit", limit)
-    offset = args.check_optional_int("offset", offset)
-    batch_size = args.check_optional_int("batch_size", batch_size, minimum=1)
-    row_id = bool(args.check_optional_bool("with_row_id", with_row_id))
-    row_addr = bool(args.check_optional_bool("with_row_address", with_row_address))
+    request = scan_request(
+        columns,
+        filter,
+        limit,
+        offset,
+        batch_size=batch_size,
+        with_row_id=with_row_id,
+        with_row_address=with_row_address,
+        output_encodings=output_encodings,
+        fragments=fragments,
+    )
+    return open_scanner(ds, request)
+
+
+def open_scanner(ds: TableHandle, request: ScanRequest) -> Scanner:
+    """A :class:`Scanner` of ``ds`` at its current version for a checked ``request`` (how a
+    pickled scanner is made again)."""
     handle = ds.__copy__()  # later commits through ``ds`` do not move the scan
     snapshot = handle._snapshot()
     manifest = snapshot.manifest
-    if row_id and manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
+    if request.with_row_id and manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
         raise NotSupportedYetError(
             "with_row_id=True on a table with stable row ids (their row id sequences are "
             "not read); with_row_address=True gives each row's address"
         )
-    chosen = _chosen(fragments)
-    frags = _fragments(manifest.fragments, chosen)
-    table = snapshot.semantic_schema
-    plan = plan_scan(
-        table, columns, filter, flagged=snapshot.semantic_types, output_encodings=output_encodings
-    )
-    row_columns = (ROW_ID,) * row_id + (ROW_ADDR,) * row_addr
+    frags = _fragments(manifest.fragments, request.fragments)
+    plan = plan_scan(snapshot.semantic_schema, request, flagged=snapshot.semantic_types)
     taken = plan.output_schema.names
-    for name in row_columns:
+    for name in request.row_columns:
         if name in taken:
             raise ValueError(f"columns already hold a column named {name!r}")
-    arguments = {
-        "columns": columns,
-        "filter": filter,
-        "limit": limit,
-        "offset": offset,
-        "batch_size": batch_size,
-        "with_row_id": row_id,
-        "with_row_address": row_addr,
-        "output_encodings": output_encodings,
-        "fragments": chosen,
-    }
-    return Scanner(
-        handle,
-        plan,
-        frags,
-        limit=limit,
-        offset=offset,
-        batch_size=batch_size,
-        row_columns=row_columns,
-        arguments=arguments,
-    )
+    return Scanner(handle, request, plan, frags)
 
 
 def _check_options(options: Mapping[str, Any]) -> None:
@@ -435,16 +414,8 @@ def _check_options(options: Mapping[str, Any]) -> None:
         raise TypeError(f"scanner() got an unexpected keyword argument {name!r}")
 
 
-def _chosen(fragments: object) -> list[LanceFragment] | None:
-    if fragments is None:
-        return None
-    if isinstance(fragments, str | bytes | Mapping) or not isinstance(fragments, Iterable):
-        raise TypeError(f"fragments must be a list of LanceFragment, got {fragments!r}")
-    return list(fragments)
-
-
 def _fragments(
-    all_fragments: Sequence[Fragment], chosen: Sequence[LanceFragment] | None
+    all_fragments: Sequence[Fragment], chosen: Sequence[object] | None
 ) -> list[Fragment]:
     """The fragments to scan: all of them, or those of ``chosen`` (of this version)."""
     if chosen is None:

@@ -3,15 +3,16 @@
 The version is fixed when the datasource is made (the latest, or the one asked for), so
 every read task reads the same manifest whatever is committed meanwhile. Fragments are
 split into at most ``parallelism`` contiguous groups, one read task each; a task opens the
-table at that version and streams its fragments' rows through the library's scan (column
-projection, filter, output encodings), so every block has the same Arrow schema.
+table at that version and streams its fragments' rows through the library's scan: one
+``ScanRequest`` (column projection, filter, output encodings), checked on the driver, so
+every block has the same Arrow schema.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -22,8 +23,9 @@ from ray.data.datasource import Datasource
 from ray.data.datasource.datasource import ReadTask
 
 from ..dataset.core import arguments as args
+from ..dataset.core import scan_request
 from ..dataset.dataset import Dataset, dataset
-from ..read import Columns
+from ..read import Columns, ScanRequest
 from ._errors import library_errors_raised
 
 __all__ = ["LanceDatasource", "read_lance"]
@@ -60,14 +62,15 @@ class LanceDatasource(Datasource):
         ds = dataset(uri, version=version, storage_options=self._storage_options)
         self._uri = ds.uri
         self._version = ds.version
-        self._columns = columns
-        self._filter = filter
-        self._output_encodings = dict(output_encodings) if output_encodings else None
-        # the schema of every block; a bad column, filter or encoding fails here, on the
-        # driver, before any task runs
-        self._schema = ds.to_table(
-            columns=columns, filter=filter, limit=0, output_encodings=self._output_encodings
-        ).schema
+        # a bad column, filter or encoding fails here, on the driver, before any task runs
+        self._request = scan_request(
+            columns,
+            filter,
+            batch_size=BLOCK_ROWS,
+            output_encodings=dict(output_encodings) if output_encodings else None,
+        )
+        # the schema of every block
+        self._schema = ds._plan(self._request).output_schema
         wanted = set(fragment_ids) if fragment_ids is not None else None
         self._fragments = [
             _Fragment(
@@ -101,7 +104,7 @@ class LanceDatasource(Datasource):
         tasks = []
         for group in _split(self._fragments, max(1, parallelism)):
             metadata = BlockMetadata(
-                num_rows=sum(f.rows for f in group) if self._filter is None else None,
+                num_rows=sum(f.rows for f in group) if self._request.filter is None else None,
                 size_bytes=sum(f.size_bytes for f in group),
                 input_files=tuple(p for f in group for p in f.files),
                 exec_stats=None,
@@ -112,9 +115,7 @@ class LanceDatasource(Datasource):
                 self._version,
                 self._storage_options,
                 tuple(f.id for f in group),
-                self._columns,
-                self._filter,
-                self._output_encodings,
+                self._request,
                 per_task_row_limit,
                 self._schema,
             )
@@ -141,25 +142,18 @@ def _read_fragments(
     version: int,
     storage_options: Mapping[str, str] | None,
     fragment_ids: tuple[int, ...],
-    columns: Columns | None,
-    filter: str | None,
-    output_encodings: Mapping[str, str] | None,
+    request: ScanRequest,
     limit: int | None,
     schema: pa.Schema,
 ) -> Iterator[pa.Table]:
-    """The rows of ``fragment_ids`` at ``version`` (runs in a read task); one empty block
-    of ``schema`` when none match (Ray would make a block without columns)."""
+    """The rows of ``fragment_ids`` at ``version`` read as ``request`` asks, at most
+    ``limit`` (runs in a read task); one empty block of ``schema`` when none match (Ray
+    would make a block without columns)."""
     ds: Dataset = dataset(uri, version=version, storage_options=storage_options)
     wanted = set(fragment_ids)
-    fragments = [f for f in ds.get_fragments() if f.fragment_id in wanted]
-    batches = ds.to_batches(
-        columns=columns,
-        filter=filter,
-        limit=limit,
-        output_encodings=output_encodings,
-        batch_size=BLOCK_ROWS,
-        fragments=fragments,
-    )
+    fragments = tuple(f for f in ds.get_fragments() if f.fragment_id in wanted)
+    request = replace(request, limit=args.check_optional_int("limit", limit), fragments=fragments)
+    batches = ds._scan(request)[1]
     empty = True
     for batch in batches:
         empty = False

@@ -1,6 +1,6 @@
 """Reads (layer L4): one fragment read through pylance's file codec, the table scan over
-the fragments of a version, the concurrent row streams, and the conversion of stored layouts
-to output layouts."""
+the fragments of a version (one ``ScanRequest`` planned and run), the concurrent row
+streams, and the conversion of stored layouts to output layouts."""
 
 from .blob_descriptors import BlobAwareReader, fragment_blob_files, late_columns
 from .blob_files import blob_file, descriptors_to_values
@@ -23,6 +23,7 @@ from .output import (
 from .plan import FilePlan, Retag, id_entries, merge_parts, plan_data_file, retag_array
 from .prefetch import WORKERS, ordered, pool
 from .readers import KEPT, Readers, clear
+from .request import ROW_ADDR, ROW_ID, Columns, Filter, ScanRequest
 from .row_streams import (
     EVAL_ROWS,
     WINDOW_ROWS,
@@ -33,8 +34,6 @@ from .row_streams import (
 )
 from .table_scan import (
     DEFAULT_BATCH_SIZE,
-    Columns,
-    Filter,
     Output,
     Predicate,
     ScanPlan,
@@ -83,6 +82,9 @@ __all__ = [
     "unfiltered_batches",
     "Columns",
     "Filter",
+    "ScanRequest",
+    "ROW_ID",
+    "ROW_ADDR",
     "Output",
     "Predicate",
     "ScanPlan",

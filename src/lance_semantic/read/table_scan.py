@@ -14,7 +14,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +29,7 @@ from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
 from .output import blob_values_schema, check_override_paths, output_schema
 from .readers import Readers
 from .readers import readers as kept_readers
+from .request import Columns, Filter, ScanRequest
 from .row_streams import drop_rows, filtered_batches, unfiltered_batches
 
 __all__ = [
@@ -78,21 +78,16 @@ class ScanPlan:
     identity: bool = False
 
 
-Columns: TypeAlias = Sequence[str] | Mapping[str, str]
-Filter: TypeAlias = str | pc.Expression  # a SQL string or an Arrow compute expression
-
-
 def plan_scan(
     table: TableSchema,
-    columns: Columns | None,
-    filter: str | pc.Expression | None,
+    request: ScanRequest,
     *,
     flagged: bool = False,
-    output_encodings: Mapping[str, str] | None = None,
     blob_values: bool = False,
     plain_dictionaries: bool = False,
 ) -> ScanPlan:
-    """What to read for ``columns`` (and ``filter``) and the schema reads return.
+    """What to read for the request's ``columns`` (and ``filter``) and the schema reads
+    return, in the layouts of its ``output_encodings``.
 
     ``columns`` is a list of field paths, or a mapping of output names to SQL expressions
     (a bare field path in it is that field under the new name), as in pylance.
@@ -101,6 +96,7 @@ def plan_scan(
     ``plain_dictionaries``: the kernel layout also decodes dictionaries (rewrites of a
     flagged table: any layout may be written back, and a narrow key could not hold new
     values)."""
+    columns, filter, output_encodings = request.columns, request.filter, request.output_encodings
     predicate = None
     if filter is not None:
         arrow = None
@@ -352,21 +348,22 @@ def run_scan(
     table: TableSchema,
     fragments: Sequence[Fragment],
     plan: ScanPlan,
+    request: ScanRequest,
     *,
-    limit: int | None = None,
-    offset: int | None = None,
-    batch_size: int | None = None,
     row_addresses: Sequence[str] = (),
 ) -> Iterator[pa.RecordBatch]:
-    """Stream the plan's output batches; stops reading as soon as ``limit`` rows are out.
+    """Stream the plan's output batches in the request's window (``offset``, ``limit``:
+    stops reading as soon as ``limit`` rows are out) and ``batch_size``.
 
-    ``row_addresses``: names of uint64 columns appended to every batch, each holding the
-    rows' addresses ``(fragment id << 32) | physical offset`` (``_rowid`` of a table
-    without stable row ids, ``_rowaddr``)."""
-    batch_size = batch_size or DEFAULT_BATCH_SIZE
+    The request's row columns (``_rowid``, ``_rowaddr``) and ``row_addresses`` (internal
+    names) are uint64 columns appended to every batch, each holding the rows' addresses
+    ``(fragment id << 32) | physical offset`` (``_rowid`` of a table without stable row
+    ids)."""
+    row_addresses = (*request.row_columns, *row_addresses)
+    batch_size = request.batch_size or DEFAULT_BATCH_SIZE
     addresses = bool(row_addresses)
-    skip = offset or 0
-    remaining = limit
+    skip = request.offset or 0
+    remaining = request.limit
     if remaining is not None and remaining <= 0:
         return
     # a filter runs in the kernel layout (no views); the rows are converted after it

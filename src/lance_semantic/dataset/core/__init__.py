@@ -1,5 +1,6 @@
 """What every wing of ``dataset/`` shares (layer L5): the snapshot an operation reads, the
-argument checks of the public API, conflict retries and progress bars."""
+argument checks of the public API (a scan's keywords become one ``ScanRequest``), conflict
+retries and progress bars."""
 
 from .arguments import (
     check_bool,
@@ -24,6 +25,7 @@ from .arguments import (
 )
 from .progress import DELAY_SECONDS, Progress, batches_with_progress, rows_of
 from .retry import RETRIES, TIMEOUT, retrying
+from .scan_arguments import chosen_fragments, scan_request
 from .snapshot import Snapshot, TableHandle
 
 __all__ = [
@@ -48,6 +50,8 @@ __all__ = [
     "check_filter",
     "check_on",
     "shown",
+    "scan_request",
+    "chosen_fragments",
     "RETRIES",
     "TIMEOUT",
     "retrying",

@@ -26,7 +26,7 @@ from ...commit import commit
 from ...errors import NotSupportedYetError
 from ...manifest import Manifest, Merge, preserves_nullability
 from ...query import ColumnExpression, is_null_cast, referenced_columns, stored_type
-from ...read import DEFAULT_BATCH_SIZE, plan_scan, project
+from ...read import DEFAULT_BATCH_SIZE, ScanRequest, plan_scan, project
 from ...schema import (
     Field,
     TableSchema,
@@ -125,7 +125,7 @@ def _add_sql(snap: Snapshot, transforms: Mapping[str, str], batch_size: int | No
             raise TypeError(f"column expressions must be strings, got {type(sql).__name__}")
     used = {c for sql in transforms.values() for c in referenced_columns(sql, table.names)}
     needed = [c for c in table.names if c in used]
-    plan = plan_scan(table, needed, None, flagged=snap.semantic_types)
+    plan = plan_scan(table, ScanRequest(columns=needed), flagged=snap.semantic_types)
     # the expressions see the columns as reads return them (views included); the layouts
     # of their results that are the engine's are not kept (below)
     # the new columns are stored in what DataFusion gives, less its own layouts (views,
@@ -173,7 +173,9 @@ def _add_udf(
         special = [c for c in read_columns if c in ("_rowid", "_rowaddr")]
         if special:
             raise NotSupportedYetError(f"reading {special[0]} in an add_columns function")
-    plan = plan_scan(snap.semantic_schema, read_columns, None, flagged=snap.semantic_types)
+    plan = plan_scan(
+        snap.semantic_schema, ScanRequest(columns=read_columns), flagged=snap.semantic_types
+    )
     # like pylance, the output schema is that of the function's result on a one-row sample
     sample = next(iter(scan_columns(snap, read_columns, limit=1)), None)
     if sample is None:
@@ -250,7 +252,7 @@ def _add_reader(snap: Snapshot, data: Any, batch_size: int | None) -> Manifest:
     def transform(batch: pa.RecordBatch) -> pa.RecordBatch:
         return _without_views(feed.take(batch.num_rows) if batch.num_rows else _empty(feed.schema))
 
-    plan = plan_scan(snap.semantic_schema, [], None, flagged=snap.semantic_types)
+    plan = plan_scan(snap.semantic_schema, ScanRequest(columns=[]), flagged=snap.semantic_types)
     source = ColumnSource(plan.top_fields, plan.read_schema, transform)
     return _write_and_commit(snap, feed.schema, source, batch_size, feed.check_exhausted)
 

@@ -42,7 +42,7 @@ from ...manifest import (
     index_field_ids,
     preserves_nullability,
 )
-from ...read import DEFAULT_BATCH_SIZE, output_field, plan_scan
+from ...read import DEFAULT_BATCH_SIZE, ScanRequest, output_field, plan_scan
 from ...schema import (
     EXTENSION_METADATA_KEY,
     EXTENSION_NAME_KEY,
@@ -414,7 +414,8 @@ def _rewrite(snap: Snapshot, plan: _Alteration, new_schema: TableSchema) -> Mani
             groups.append((old_top, pruned))
     out_fields = TableSchema.of([p for _, p in groups]).fields
     rewriters = [_Rewriter(casts, p) for _, p in groups]
-    scan = plan_scan(old_schema, [o.name for o, _ in groups], None, flagged=plan.flagged)
+    wanted = ScanRequest(columns=[o.name for o, _ in groups])
+    scan = plan_scan(old_schema, wanted, flagged=plan.flagged)
 
     def transform(batch: pa.RecordBatch) -> pa.RecordBatch:
         columns = [

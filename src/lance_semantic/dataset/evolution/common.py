@@ -22,6 +22,7 @@ from ...manifest import DataFile, Fragment, Manifest
 from ...read import (
     ROW_OFFSET,
     FragmentReader,
+    ScanRequest,
     blob_values_schema,
     output_schema,
     plan_scan,
@@ -303,8 +304,9 @@ def scan_columns(
     snap: Snapshot, columns: Sequence[str] | None, *, limit: int | None = None
 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``columns`` (all: None) as ``Dataset.to_batches`` reads them."""
-    plan = plan_scan(snap.semantic_schema, columns, None, flagged=snap.semantic_types)
-    return run_scan(snap.store, snap.semantic_schema, snap.manifest.fragments, plan, limit=limit)
+    request = ScanRequest(columns=columns, limit=limit)
+    plan = plan_scan(snap.semantic_schema, request, flagged=snap.semantic_types)
+    return run_scan(snap.store, snap.semantic_schema, snap.manifest.fragments, plan, request)
 
 
 def field_at(schema: TableSchema, path: str) -> Field:

@@ -26,6 +26,7 @@ from ...read import (
     Filter,
     FragmentReader,
     ScanPlan,
+    ScanRequest,
     fields_where,
     ordered,
     per_fragment,
@@ -189,7 +190,7 @@ def matching_rows(snap: Snapshot, where: Filter) -> Iterator[tuple[int, np.ndarr
         snap.semantic_schema,
         snap.manifest.fragments,
         plan,
-        batch_size=BATCH,
+        ScanRequest(batch_size=BATCH),
         row_addresses=(ROW_ADDRESS,),
     )
     for batch in found:
@@ -208,8 +209,7 @@ def rows_plan(snap: Snapshot, columns: Sequence[str] | None, where: Filter | Non
     could be too narrow for new values); that is also the layout rows are written back in."""
     return plan_scan(
         snap.semantic_schema,
-        columns,
-        where,
+        ScanRequest(columns=columns, filter=where),
         flagged=snap.semantic_types,
         blob_values=True,
         plain_dictionaries=snap.semantic_types,
