@@ -25,7 +25,7 @@ from .history import History
 from .maintenance import upgrade_dataset
 from .reads import Reads
 from .versions import Reference, resolve_reference
-from .writes import AnyOperation, commit_operation, write_snapshot
+from .writes import AnyOperation, commit_operation, write_request, write_snapshot
 
 __all__ = ["Dataset", "dataset", "write_dataset", "upgrade", "FeatureFlags"]
 
@@ -138,17 +138,20 @@ def write_dataset(
     >>> ls.write_dataset(large, "s.lance", mode="append").to_table().to_pydict()
     {'s': ['a', 'b']}
     """
+    request = write_request(
+        schema,
+        mode,
+        max_rows_per_file,
+        max_bytes_per_file,
+        data_storage_version,
+        semantic_types,
+        allow_external_blob_outside_bases,
+    )
     snapshot = write_snapshot(
         data,
         uri,
-        schema,
-        mode,
-        data_storage_version=data_storage_version,
-        semantic_types=semantic_types,
-        max_rows_per_file=max_rows_per_file,
-        max_bytes_per_file=max_bytes_per_file,
+        request,
         storage_options=storage_options,
-        allow_external_blob_outside_bases=allow_external_blob_outside_bases,
         progress=progress,
         _uri=_uri,
         _base=_base,

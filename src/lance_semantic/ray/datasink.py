@@ -1,7 +1,8 @@
 """``write_lance``: write a Ray dataset as (or into) a Lance table (layer L6; lance-ray
 ``LanceDatasink``).
 
-Each write task hands its blocks to ``ls.fragment.write_fragments`` and returns the
+Each write task hands its blocks to ``ls.fragment.write_fragments`` (the sink's one
+``WriteRequest``, checked on the driver, through ``write_uncommitted``) and returns the
 fragments with the schema of its first block; nothing is visible until the driver commits
 them all in one ``Overwrite`` (create / overwrite) or ``Append``, read at the version the
 driver saw when the write started (a later commit by someone else is rebased over).
@@ -21,10 +22,10 @@ from ray.data.datasource.datasink import Datasink, WriteResult
 from ..commit import latest_version
 from ..dataset import Dataset
 from ..dataset.core import arguments as args
-from ..dataset.writes import FragmentMetadata, LanceOperation, commit_operation, write_fragments
+from ..dataset.writes import FragmentMetadata, LanceOperation, commit_operation, write_uncommitted
 from ..errors import DatasetExistsError
 from ..storage import open_store
-from ..write import MAX_BYTES_PER_FILE
+from ..write import MAX_BYTES_PER_FILE, WriteRequest
 from ._errors import library_errors_raised
 
 __all__ = ["LanceDatasink", "write_lance"]
@@ -84,6 +85,17 @@ class LanceDatasink(Datasink[TaskResult]):
         self.max_bytes_per_file = args.check_int(
             "max_bytes_per_file", max_bytes_per_file, minimum=1
         )
+        #: what every write task writes: append mode writes rows of the table's schema (a
+        #: new schema when there is none yet); create and overwrite write rows of a new
+        #: schema
+        self.request = WriteRequest(
+            schema=schema,
+            mode="append" if self.mode == "append" else "overwrite",
+            max_rows_per_file=self.max_rows_per_file,
+            max_bytes_per_file=self.max_bytes_per_file,
+            data_storage_version=self.data_storage_version,
+            semantic_types=self.semantic_types,
+        )
         self.read_version: int | None = None
         #: the table the driver committed, once the write is complete
         self.result: Dataset | None = None
@@ -118,18 +130,8 @@ class LanceDatasink(Datasink[TaskResult]):
             yield first
             yield from batches
 
-        fragments = write_fragments(
-            rows(),
-            self.uri,
-            self.schema,
-            # append mode writes rows of the table's schema (a new schema when there is
-            # none yet); create and overwrite write rows of a new schema
-            mode="append" if self.mode == "append" else "overwrite",
-            data_storage_version=self.data_storage_version,
-            semantic_types=self.semantic_types,
-            max_rows_per_file=self.max_rows_per_file,
-            max_bytes_per_file=self.max_bytes_per_file,
-            storage_options=self.storage_options,
+        fragments = write_uncommitted(
+            rows(), self.uri, self.request, storage_options=self.storage_options
         )
         return fragments, first.schema
 

@@ -29,6 +29,7 @@ from .fragments import (
     write_fragments,
 )
 from .json_values import JSONB_TYPE, encode_json_values, has_json
+from .request import WriteMode, WriteRequest
 from .target import DEFAULT_STORAGE_VERSION, WriteTarget, storage_version, write_rows, write_target
 
 __all__ = [
@@ -58,6 +59,8 @@ __all__ = [
     "has_json",
     "encode_json_values",
     "JSONB_TYPE",
+    "WriteRequest",
+    "WriteMode",
     "DEFAULT_STORAGE_VERSION",
     "WriteTarget",
     "write_target",

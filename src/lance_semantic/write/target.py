@@ -1,6 +1,7 @@
 """The write decision (layer L4): which table schema, data storage version and flag a write
 of some rows takes (the spec's enablement rule), and rows written through the writer boundary
-into new, uncommitted fragments."""
+into new, uncommitted fragments; both take the write's :class:`~lance_semantic.write.request.
+WriteRequest`."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from ..storage import ObjectStore
 from ..storage.datafile import WRITABLE_VERSIONS
 from .blob_values import table_blob_inputs, v1_inputs_as_v2
 from .boundary import Boundary
-from .defaults import MAX_BYTES_PER_FILE, MAX_ROWS_PER_FILE
 from .fragments import parse_storage_version, write_fragments
+from .request import WriteRequest
 
 __all__ = [
     "DEFAULT_STORAGE_VERSION",
@@ -62,18 +63,16 @@ class WriteTarget:
 
 
 def write_target(
-    base: Manifest | None,
-    reader: pa.RecordBatchReader,
-    *,
-    appending: bool,
-    data_storage_version: str | None,
-    semantic_types: bool | None,
+    base: Manifest | None, reader: pa.RecordBatchReader, request: WriteRequest
 ) -> WriteTarget:
-    """Where rows of ``reader`` go, by the spec's enablement rule (see ``write_dataset``).
+    """Where rows of ``reader`` go, by the spec's enablement rule (see ``write_dataset``):
+    the request's ``mode``, ``data_storage_version`` and ``semantic_types``.
 
-    Appending keeps ``base``'s schema, version and flag. Otherwise (create, overwrite) the
-    schema is made from ``reader.schema`` (canonical types and output encodings recorded on
-    a flagged table). Either way ``reader`` is returned with blob v1 inputs turned into v2
+    The rows are appended when the request's mode is ``"append"`` and ``base`` exists
+    (else they make a new table, or replace ``base``'s rows). Appending keeps ``base``'s
+    schema, version and flag. Otherwise (create, overwrite) the schema is made from
+    ``reader.schema`` (canonical types and output encodings recorded on a flagged table).
+    Either way ``reader`` is returned with blob v1 inputs turned into v2
     on 2.2+ (on an append, those of the table's blob v2 fields).
 
     Raises
@@ -82,9 +81,9 @@ def write_target(
         An unwritable data storage version, an unknown ``lance.*`` extension name, an
         invalid output-encoding entry in the input's field metadata.
     """
+    data_storage_version, semantic_types = request.data_storage_version, request.semantic_types
     was_flagged = base is not None and bool(base.reader_feature_flags & FLAG_SEMANTIC_TYPES)
-    if appending:
-        assert base is not None
+    if base is not None and request.mode == "append":
         reader = table_blob_inputs(reader, base.schema)
         return WriteTarget(base.schema, base.data_storage_version, was_flagged, True, reader)
     version = storage_version(data_storage_version)
@@ -113,17 +112,18 @@ def write_rows(
     table: TableSchema,
     input_schema: pa.Schema,
     batches: Iterable[pa.RecordBatch],
+    request: WriteRequest,
     *,
     flagged: bool,
     appending: bool,
     version: str,
-    max_rows_per_file: int = MAX_ROWS_PER_FILE,
-    max_bytes_per_file: int = MAX_BYTES_PER_FILE,
     written: list[str],
-    allow_external_blobs: bool = False,
     schemas: list[pa.Schema] | None = None,
 ) -> list[Fragment]:
-    """Write rows of ``input_schema`` into new, uncommitted fragments of ``table``.
+    """Write rows of ``input_schema`` into new, uncommitted fragments of ``table``, a new
+    data file (and fragment) starting at the request's ``max_rows_per_file`` /
+    ``max_bytes_per_file``; blob URIs outside the table are taken when the request allows
+    them (``allow_external_blob_outside_bases``).
 
     Every batch goes through the writer boundary: on flagged tables any accepted layout,
     stored unchanged (batches may differ; each layout gets its own data files); legacy tables
@@ -147,9 +147,9 @@ def write_rows(
         fields,
         flagged=flagged,
         version=version,
-        max_rows_per_file=max_rows_per_file,
-        max_bytes_per_file=max_bytes_per_file,
+        max_rows_per_file=request.max_rows_per_file,
+        max_bytes_per_file=request.max_bytes_per_file,
         on_file=written.append,
-        allow_external_blobs=allow_external_blobs,
+        allow_external_blobs=request.allow_external_blob_outside_bases,
         schemas=schemas,
     )

@@ -25,7 +25,7 @@ from ...query import SqlExpression, cast_update_value, check_update_value
 from ...read import ROW_OFFSET, Filter, FragmentReader, deleted_rows
 from ...schema import Field
 from ...storage import UncommittedFiles, write_deleted_rows
-from ...write import has_json, write_rows
+from ...write import WriteRequest, has_json, write_rows
 from ..core import Snapshot
 from .json_inputs import conform_json
 from .rows_to_change import matching_rows
@@ -181,11 +181,11 @@ def _write_new_rows(
         snap.semantic_schema,
         schema,
         batches,
+        WriteRequest(mode="append", allow_external_blob_outside_bases=allow_external_blobs),
         flagged=snap.semantic_types,
         appending=True,
         version=snap.data_storage_version,
         written=written,
-        allow_external_blobs=allow_external_blobs,
     )
 
 

@@ -10,12 +10,12 @@ from .fragment_metadata import (
     plain,
 )
 from .lance_operation import AnyOperation, LanceOperation
-from .two_phase import commit_operation, write_fragments
-from .write_dataset import check_write_arguments, write_snapshot
+from .two_phase import commit_operation, write_fragments, write_uncommitted
+from .write_dataset import write_request, write_snapshot
 
 __all__ = [
     "write_snapshot",
-    "check_write_arguments",
+    "write_request",
     "FragmentMetadata",
     "DataFile",
     "DeletionFile",
@@ -25,5 +25,6 @@ __all__ = [
     "LanceOperation",
     "AnyOperation",
     "write_fragments",
+    "write_uncommitted",
     "commit_operation",
 ]

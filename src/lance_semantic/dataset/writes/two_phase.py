@@ -41,6 +41,7 @@ from ...storage import ObjectStore, UncommittedFiles, open_store
 from ...write import (
     MAX_BYTES_PER_FILE,
     MAX_ROWS_PER_FILE,
+    WriteRequest,
     bind_input,
     check_file_layout,
     coerce_reader,
@@ -51,9 +52,9 @@ from ...write import (
 from ..core import arguments as args
 from .fragment_metadata import FragmentMetadata, plain
 from .lance_operation import AnyOperation, LanceOperation
-from .write_dataset import check_write_arguments
+from .write_dataset import write_request
 
-__all__ = ["write_fragments", "commit_operation"]
+__all__ = ["write_fragments", "write_uncommitted", "commit_operation"]
 
 
 def write_fragments(
@@ -112,7 +113,7 @@ def write_fragments(
     >>> ls.Dataset.commit("t.lance", ls.LanceOperation.Append(fragments), read_version=1)
     Dataset(uri='t.lance', version=2, rows=3)
     """
-    max_rows_per_file, max_bytes_per_file = check_write_arguments(
+    request = write_request(
         schema,
         mode,
         max_rows_per_file,
@@ -121,19 +122,24 @@ def write_fragments(
         semantic_types,
         allow_external_blob_outside_bases,
     )
+    return write_uncommitted(data, uri, request, storage_options=storage_options)
+
+
+def write_uncommitted(
+    data: Any,
+    uri: str | os.PathLike[str],
+    request: WriteRequest,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+) -> list[FragmentMetadata]:
+    """:func:`write_fragments` for a checked ``request`` (what Ray's write tasks run)."""
     uri = args.check_uri("uri", uri)
     store = open_store(uri, args.check_storage_options(storage_options))
-    reader = coerce_reader(data, schema)
+    reader = coerce_reader(data, request.schema)
     base = load_latest_or_none(store)
-    if base is not None and mode == "create":
+    if base is not None and request.mode == "create":
         raise DatasetExistsError(uri)
-    target = write_target(
-        base,
-        reader,
-        appending=base is not None and mode == "append",
-        data_storage_version=data_storage_version,
-        semantic_types=semantic_types,
-    )
+    target = write_target(base, reader, request)
     schemas: list[pa.Schema] = []
     # on success the files are the caller's, uncommitted fragments to commit later
     with UncommittedFiles(store) as files:
@@ -142,13 +148,11 @@ def write_fragments(
             target.table,
             target.reader.schema,
             target.reader,
+            request,
             flagged=target.flagged,
             appending=target.appending,
             version=target.version,
-            max_rows_per_file=max_rows_per_file,
-            max_bytes_per_file=max_bytes_per_file,
             written=files.data_names,
-            allow_external_blobs=allow_external_blob_outside_bases,
             schemas=schemas,
         )
     return [
@@ -353,13 +357,10 @@ def _overwrite(
             explicit = file_version  # the version the workers wrote, as pylance reads it
     given = op.new_schema
     arrow = schema_to_arrow(given) if isinstance(given, TableSchema) else given
-    target = write_target(
-        base,
-        pa.RecordBatchReader.from_batches(arrow, []),
-        appending=False,
-        data_storage_version=explicit,
-        semantic_types=semantic_types,
+    request = WriteRequest(
+        mode="overwrite", data_storage_version=explicit, semantic_types=semantic_types
     )
+    target = write_target(base, pa.RecordBatchReader.from_batches(arrow, []), request)
     table = target.table
     if isinstance(given, TableSchema):
         table = upgrade_schema(given) if target.flagged else given
