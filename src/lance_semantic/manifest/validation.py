@@ -5,7 +5,7 @@ more deleted rows than rows, a data file whose field ids and column indices disa
 file of another format version than the table's. pylance reads several of these and returns
 wrong answers; :func:`validate_manifest` refuses them, so every open fails loudly instead.
 Checks that need the files themselves (row counts, deletion offsets) happen where the files
-are read (``read/scan.py``); checks of the protobuf wire format in ``codec.py``.
+are read (``read/fragment_reader.py``); checks of the protobuf wire format in ``codec.py``.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ _LOCAL = threading.local()
 #: of the process: a filter is parsed once, not once per scan (bounded, oldest out)
 _PARSED: dict[tuple[str, bool, str], object] = {}
 _EMPTY: dict[tuple[str, bool, str], pa.Array] = {}
-#: filters of the simple forms Arrow's kernels compute exactly (``filter_kernels``), by the
+#: filters of the simple forms Arrow's kernels compute exactly (``query.kernels``), by the
 #: same key; None: evaluated by DataFusion
 _KERNELS: dict[tuple[str, bool, str], Kernel | None] = {}
 _REMEMBERED = 1024

@@ -1,6 +1,6 @@
 """The row filter of a scan (layer L3): a SQL string or a ``pyarrow.compute.Expression``,
-compiled once per scan and applied per batch (``dataset.scan`` plans it,
-``dataset.filtered_scan`` applies it)."""
+compiled once per scan and applied per batch (``read.table_scan`` plans it,
+``read.row_streams`` applies it)."""
 
 from __future__ import annotations
 

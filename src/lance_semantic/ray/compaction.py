@@ -1,7 +1,7 @@
 """``compact_files`` on Ray (layer L6; lance-ray ``compact_files``).
 
 The driver plans the compaction exactly as ``ds.optimize.compact_files`` plans it (pylance
-14's planner, ``dataset/compaction_plan.py``); each task is rewritten by a Ray task, which
+14's planner, ``dataset/compaction/plan.py``); each task is rewritten by a Ray task, which
 reads the planned version and writes the new, id-less fragments (on a flagged table in the
 one layout per column that holds every source layout); the driver publishes all of them in
 one ``Rewrite`` commit (after a ``ReserveFragments`` for their ids, as pylance commits a

@@ -145,7 +145,7 @@ _SMALL_BATCH = 4096
 
 def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
     """``batches`` as one batch where that cannot overflow a 32-bit offset layout (the
-    reads split batches that would, see ``read.convert``) and their dictionaries can be
+    reads split batches that would, see ``codecs.convert``) and their dictionaries can be
     unified, else as given. Batches with dictionaries stay apart: joining them would
     unify their dictionaries, and reads return each fragment's dictionaries as stored."""
     if len(batches) < 2:
