@@ -21,8 +21,20 @@ ALLOWED: dict[str, set[str]] = {
     # the query engine (SQL, filters, projections): beside manifest and storage, below read
     "query": {"errors", "_typing", "types", "schema", "codecs"},
     "storage": {"errors", "_typing", "types", "schema", "codecs"},
+    # vector search (metrics, flat search, IVF index files): below read and dataset
+    "vector": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "write": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
-    "read": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage", "query"},
+    "read": {
+        "errors",
+        "_typing",
+        "types",
+        "schema",
+        "codecs",
+        "manifest",
+        "storage",
+        "query",
+        "vector",
+    },
     "commit": {"errors", "_typing", "types", "schema", "manifest", "storage"},
     "dataset": {
         "errors",
@@ -36,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
         "read",
         "commit",
         "query",
+        "vector",
     },
     "cli": {"errors", "_typing", "dataset", "manifest", "schema"},
 }
@@ -107,7 +120,15 @@ FACADE_FILES = {
     "blobs",
     "arrow_dataset",
 }
-ACYCLIC = ["schema", "query", "read", "write", "dataset", *(f"dataset/{w}" for w in WINGS)]
+ACYCLIC = [
+    "schema",
+    "query",
+    "vector",
+    "read",
+    "write",
+    "dataset",
+    *(f"dataset/{w}" for w in WINGS),
+]
 #: the modules of ``dataset/`` that may import the facade ``dataset/dataset.py``
 FACADE_IMPORTERS = {"__init__"}
 
