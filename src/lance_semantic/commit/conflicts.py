@@ -83,6 +83,12 @@ def commutes(ours: object, theirs: object) -> bool:
         return True
     if isinstance(ours, Append):
         return isinstance(theirs, (Append, Delete, Update, Rewrite))
+    if isinstance(ours, Project):
+        # Lance's check_project_txn: a schema-only change commutes with every operation that
+        # keeps the schema (it is applied on the newest fragments: their files of dropped
+        # fields go, indices on them go); Merge / Project change the schema themselves (and
+        # rebase() refuses a Project that makes a field non-nullable over new rows)
+        return isinstance(theirs, (Append, Delete, Update, Rewrite, CreateIndex))
     mine, other = _touched(ours), _touched(theirs)
     if mine is None or other is None:
         return False
@@ -132,10 +138,24 @@ def rebase(
     ]
     if isinstance(txn.operation, (Delete, Update)) and current is not None:
         return _Rows(store, txn, current, newest, affected_rows, files).rebase(others)
+    tightens = isinstance(txn.operation, Project) and _tightens(current, txn.operation)
     for v, other in others:
         if other is None or not commutes(txn.operation, other.operation):
             raise _conflict(txn, start, newest, v, other)
+        if tightens and isinstance(other.operation, (Append, Update)):
+            # pylance 14: a Project that makes a field non-nullable is preempted by rows
+            # written after it read the table (they may hold nulls); deletes and
+            # compactions write no new values, so they still commute
+            raise _conflict(txn, start, newest, v, other)
     return txn
+
+
+def _tightens(current: Manifest | None, op: Project) -> bool:
+    """True when ``op`` makes a field of ``current`` non-nullable."""
+    if current is None:
+        return False
+    was_nullable = {f.id for f in current.schema if f.nullable}
+    return any(not f.nullable and f.id in was_nullable for f in op.schema)
 
 
 def _conflict(
