@@ -3,6 +3,7 @@ batches (DataFusion, or Arrow kernels for simple filters), row predicates, the p
 engine of ``add_columns`` and SQL projections, and what an expression must give in its place."""
 
 from .arrow_filters import expression_columns
+from .engine_text import float_text, is_float_to_text
 from .expressions import MatchCondition, SqlExpression, referenced_columns
 from .kernels import compile_filter
 from .literals import check_filter_literals, int_fits
@@ -34,4 +35,6 @@ __all__ = [
     "check_update_value",
     "cast_update_value",
     "empty_batch",
+    "float_text",
+    "is_float_to_text",
 ]

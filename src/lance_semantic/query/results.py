@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ..codecs.kernel_layout import has_view, to_kernel_layout
 from ..errors import InvalidExpressionError
+from .engine_text import float_text, is_float_to_text
 
 __all__ = ["check_boolean_result", "check_update_value", "cast_update_value", "empty_batch"]
 
@@ -63,6 +64,8 @@ def cast_update_value(column: str, sql: str, values: pa.Array, target: pa.DataTy
     the engine computed is taken in its non-view layout first (Arrow casts no view to a
     dictionary; the view is DataFusion's layout, not a type)."""
     values = _plain(values, column)
+    if is_float_to_text(values.type, target):  # pylance's engine formats floats its own way
+        return float_text(values, target)
     try:
         return values.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
