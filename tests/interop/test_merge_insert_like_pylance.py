@@ -397,3 +397,51 @@ def test_merge_insert_of_partial_structs_matches_pylance(
     assert _sorted_rows(ours.to_table()) == _sorted_rows(expected)
     if not flagged:  # (pylance writes some of these merges as column rewrites: not compared)
         assert _sorted_rows(lance.dataset(ours_uri).to_table()) == _sorted_rows(expected)
+
+
+@pytest.mark.parametrize("given", ["table", "reader"])
+@pytest.mark.parametrize("rows_given", [0, 1])
+@pytest.mark.parametrize("flagged", [False, True], ids=["legacy", "flagged"])
+def test_a_source_lacking_a_non_nullable_column_is_refused_unless_empty_and_whole(
+    tmp_path: Path, rows_given: int, flagged: bool, given: str
+) -> None:
+    """pylance 14 refuses a source without a non-nullable column for an inserting merge
+    ('Cannot insert rows with a partial-schema source') unless the source is a table of no
+    rows: then it runs, inserting nothing (by_source delete deletes every row). A reader it
+    refuses even when empty."""
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("v", pa.int64(), nullable=False),
+            pa.field("s", pa.string()),
+        ]
+    )
+    data = pa.table({"id": [1, 2], "v": [10, 20], "s": ["a", "b"]}, schema=schema)
+    src = pa.table(
+        {
+            "id": pa.array([5][:rows_given], pa.int64()),
+            "s": pa.array(["z"][:rows_given], pa.string()),
+        }
+    )
+
+    def run(lib: Any, uri: str) -> Any:
+        if lib is ls:
+            ds = ls.write_dataset(data, uri, semantic_types=flagged)
+        else:
+            ds = lance.write_dataset(data, uri)
+        builder = ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        given_src = src if given == "table" else src.to_reader()
+        return builder.when_not_matched_by_source_delete().execute(given_src)
+
+    ours, ours_error = _run(lambda: run(ls, str(tmp_path / "o")))
+    theirs, theirs_error = _run(lambda: run(lance, str(tmp_path / "p")))
+    if rows_given or given == "reader":
+        assert isinstance(theirs_error, OSError)
+        assert isinstance(ours_error, ls.SchemaMismatchError)
+        assert "'v'" in str(ours_error)
+        assert ls.dataset(str(tmp_path / "o")).version == 1
+        return
+    assert ours_error is None and theirs_error is None
+    assert ours.num_deleted_rows == theirs["num_deleted_rows"] == 2
+    assert ours.num_inserted_rows == theirs["num_inserted_rows"] == 0
+    assert ls.dataset(str(tmp_path / "o")).count_rows() == 0

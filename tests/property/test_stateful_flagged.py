@@ -41,7 +41,7 @@ from tests.property.model_support import (
     input_table,
     read_value,
 )
-from tests.property.test_stateful_twins import _NEW_BUGS, SETTINGS
+from tests.property.test_stateful_twins import SETTINGS
 from tests.property.twin_support import attempt, log_operation
 
 import lance_semantic as ls
@@ -356,14 +356,10 @@ class FlaggedModel(RuleBasedStateMachine):
         old = data.draw(st.lists(st.sampled_from(ids), max_size=4, unique=True)) if ids else []
         keys = old + self._fresh(data.draw(st.integers(0, 3)))
         columns = self.model.columns
-        if "empty-partial-merge" in _NEW_BUGS and not keys and not_matched:
-            subset = False
         if subset:  # item 4 on flagged tables too: a source without a non-nullable column
             columns = [c for c in columns if c.kind == "key" or data.draw(st.booleans())]
         self.tag += 1
         layouts = self._layouts(data, columns)
-        if "blob-plain-merge" in _NEW_BUGS and "blob" in layouts:
-            layouts["blob"] = "blob"
         source, rows = input_table(columns, keys, self.tag, layouts)
         model = self.model.copy()
         counts = {"inserted": 0, "updated": 0, "deleted": 0}

@@ -17,8 +17,15 @@ from ...errors import DuplicateKeyError, InvalidJsonError, MatchedRowError, Sche
 from ...manifest import Fragment, Manifest
 from ...query import MatchCondition, SqlExpression, check_boolean_result, referenced_columns
 from ...read import ROW_OFFSET, FragmentReader
-from ...schema import TableSchema, is_blob, match_input_fields
-from ...write import bind_input, coerce_reader, has_json, table_blob_inputs
+from ...schema import TableSchema, is_blob, is_blob_v2, match_input_fields
+from ...write import (
+    bind_input,
+    coerce_reader,
+    has_json,
+    logical_blob_array,
+    logical_blob_type,
+    table_blob_inputs,
+)
 from ..core import Snapshot, TableHandle, check_optional_str
 from .delete_update import (
     _NARROW_BATCH,
@@ -207,10 +214,25 @@ row matches an existing row with key values id = 2; nothing was committed
                 "or when_not_matched_by_source_delete before execute"
             )
         source = coerce_reader(data).read_all()
-        return self._ds._apply(lambda snap: self._execute(snap, source), retry=True)
+        held = _materialized(data)
+        return self._ds._apply(lambda snap: self._execute(snap, source, held), retry=True)
 
-    def _execute(self, snap: Snapshot, data: pa.Table) -> tuple[Manifest, MergeInsertResult]:
-        return _Merge(self, snap, data).commit()
+    def _execute(
+        self, snap: Snapshot, data: pa.Table, materialized: bool
+    ) -> tuple[Manifest, MergeInsertResult]:
+        return _Merge(self, snap, data, materialized).commit()
+
+
+def _materialized(data: object) -> bool:
+    """Whether the caller's source is whole in memory (a table, a batch, a data frame, a
+    dict or a list of dicts) rather than a stream: pylance knows an empty one holds no row
+    to insert, and a stream it refuses without looking."""
+    if isinstance(data, (pa.Table, pa.RecordBatch, dict)):
+        return True
+    if isinstance(data, list):
+        return bool(data) and isinstance(data[0], dict)
+    kind = type(data)
+    return kind.__name__ == "DataFrame" and kind.__module__.split(".")[0] in ("pandas", "polars")
 
 
 class _Merge:
@@ -219,7 +241,9 @@ class _Merge:
     scanned -- the target rows to delete per fragment (``hits``), the source rows some
     target row matched, the counts -- and the rows they write (updated and inserted)."""
 
-    def __init__(self, builder: MergeInsertBuilder, snap: Snapshot, data: pa.Table) -> None:
+    def __init__(
+        self, builder: MergeInsertBuilder, snap: Snapshot, data: pa.Table, materialized: bool
+    ) -> None:
         self.snap = snap
         self.on = list(builder._on)
         self.matched = builder._matched
@@ -230,7 +254,10 @@ class _Merge:
         self.full = _rows_plan(snap, None, None)
         out = self.out = self.full.read_schema
         data = table_blob_inputs(data.to_reader(), snap.semantic_schema).read_all()
-        _check_source(snap, data.schema, inserting=self.insert)
+        # a materialized source of no rows inserts none: it may lack non-nullable columns
+        # (pylance runs it; a stream it refuses)
+        empty = materialized and data.num_rows == 0
+        _check_source(snap, data.schema, inserting=self.insert and not empty)
         self.source, self.targets = _conform_source(data, out, snap.semantic_schema, self.on)
         n = self.source.num_rows
         self.matched_source = np.zeros(n, dtype=bool)
@@ -480,6 +507,9 @@ def _conform_source(
             columns.append(col)
             fields.append(source.schema.field(name).with_type(col.type))
             continue
+        if is_blob_v2(table.field(name)) and pa.types.is_large_binary(col.type):
+            # plain bytes for a blob v2 column: taken as insert takes them (the data set)
+            col = pa.chunked_array(map(logical_blob_array, col.chunks), logical_blob_type(col.type))
         columns.append(col if col.type == target.type else col.cast(target.type))
         fields.append(target)
     return pa.Table.from_arrays(columns, schema=pa.schema(fields)), targets
