@@ -442,10 +442,12 @@ def test_merge_insert_partial_column_source(twins: Twins) -> None:
         }
     )
     if twins.version == "2.0":
-        # the inserted row has a null struct, which 2.0 data files cannot hold: both refuse
+        # the inserted row has a null struct, which 2.0 data files cannot hold: both refuse,
+        # we with a library error naming the field
         files = sorted(os.listdir(os.path.join(twins.ours, "data")))
-        with pytest.raises(ValueError, match="struct validity"):
+        with pytest.raises(ls.UnsupportedTypeError, match="data storage version 2.0") as e:
             _merge(twins, "id", source)
+        assert e.value.field_path == "st"
         assert sorted(os.listdir(os.path.join(twins.ours, "data"))) == files
         with pytest.raises(OSError, match="struct validity"):
             lance.dataset(twins.theirs).merge_insert(

@@ -156,12 +156,9 @@ def _permute_struct(arr: pa.Array, order: list[int]) -> pa.Array:
     return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
 
 
-def shaped(
-    table: pa.Table, layout: str, seed: int, *, keep_structs: bool = False
-) -> tuple[Callable[[], Any], dict[str, Any]]:
+def shaped(table: pa.Table, layout: str, seed: int) -> tuple[Callable[[], Any], dict[str, Any]]:
     """A factory of the input in ``layout`` (called once per library: readers are used up)
-    and the keyword arguments the write needs with it (a schema for a list of batches);
-    ``keep_structs``: a ``subset`` keeps the struct columns."""
+    and the keyword arguments the write needs with it (a schema for a list of batches)."""
     rng = random.Random(seed)
     names = table.column_names
     if layout == "reordered":
@@ -171,11 +168,7 @@ def shaped(
         return (lambda: t), {}
     if layout == "subset":
         keep = [
-            n
-            for n in names
-            if not table.schema.field(n).nullable
-            or (keep_structs and pa.types.is_struct(table.schema.field(n).type))
-            or rng.random() < 0.5
+            n for n in names if not table.schema.field(n).nullable or rng.random() < 0.5
         ] or names[:1]
         t = table.select(keep)
         return (lambda: t), {}

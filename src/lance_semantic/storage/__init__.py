@@ -18,7 +18,7 @@ from .deletions import BITMAP_THRESHOLD, read_deleted_rows, write_deleted_rows
 from .file_info import FileInfo
 from .object_store import LocalObjectStore, ObjectStore, open_store
 from .options import StoreSettings, check_values, relevant_environment, store_settings
-from .panics import first_line, guarded, is_panic
+from .panics import first_line, guarded, is_panic, unstorable_null_structs
 from .paths import (
     DATA_DIR,
     DELETIONS_DIR,
@@ -69,6 +69,7 @@ __all__ = [
     "is_panic",
     "guarded",
     "first_line",
+    "unstorable_null_structs",
     "VERSIONS_DIR",
     "DATA_DIR",
     "TRANSACTIONS_DIR",

@@ -25,7 +25,7 @@ from ..types.arrow_names import child_fields
 from ..types.families import is_list_like
 from .object_store import ObjectStore
 from .options import relevant_environment
-from .panics import first_line, guarded, is_panic
+from .panics import first_line, guarded, is_panic, unstorable_null_structs
 from .paths import DATA_DIR
 
 __all__ = [
@@ -96,8 +96,14 @@ class DataFileWriter:
                 self._writer = session.open_writer(rel, schema=schema, version=version)
 
     def write(self, batch: pa.RecordBatch) -> None:
-        with guarded("write the data file", self.path, _WRITE_ERRORS):
-            self._writer.write_batch(_without_sliced_nested_structs(batch))
+        try:
+            with guarded("write the data file", self.path, _WRITE_ERRORS):
+                self._writer.write_batch(_without_sliced_nested_structs(batch))
+        except ValueError as e:
+            refused = unstorable_null_structs(e)
+            if refused is None:
+                raise
+            raise refused from None
         self.num_rows += batch.num_rows
 
     def close(self) -> WrittenFile:

@@ -4,17 +4,20 @@
 A Rust panic inside a pyo3 extension surfaces as ``pyo3_runtime.PanicException``, which
 derives from ``BaseException`` (so ``except Exception`` does not see it), and each extension
 has a class of its own by that name. :func:`guarded` turns one into a
-:class:`~lance_semantic.errors.StorageError` naming the operation and the path.
+:class:`~lance_semantic.errors.StorageError` naming the operation and the path. A refusal
+of the codec that is the caller's to fix (null structs on data storage 2.0) becomes the
+library error naming the field (:func:`unstorable_null_structs`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..errors import LanceSemanticError, StorageError
+from ..errors import LanceSemanticError, StorageError, UnsupportedTypeError
 
-__all__ = ["is_panic", "guarded", "first_line"]
+__all__ = ["is_panic", "guarded", "first_line", "unstorable_null_structs"]
 
 
 def is_panic(e: BaseException) -> bool:
@@ -61,3 +64,21 @@ LanceError(IO): disk full
         if also and isinstance(e, also):
             raise StorageError(operation, path, first_line(e)) from e
         raise
+
+
+_NULL_STRUCTS = re.compile(r"struct field `([^`]*)` contains (\d+) null value")
+
+
+def unstorable_null_structs(error: ValueError) -> UnsupportedTypeError | None:
+    """The codec's refusal of null structs on data storage 2.0 (it stores no struct
+    validity) as a library error naming the field; None for any other error."""
+    found = _NULL_STRUCTS.search(str(error))
+    if found is None:
+        return None
+    path, count = found.groups()
+    return UnsupportedTypeError(
+        path,
+        "struct",
+        f"{count} row(s) hold a null struct, which data storage version 2.0 cannot store "
+        "(it keeps no struct validity; version 2.1 and later do)",
+    )
