@@ -62,30 +62,22 @@ pytestmark = pytest.mark.interop
 #: fragments lack (2), json inputs of every layout through merge_insert / update (3), legacy
 #: merge_insert sources with repeated keys or without a non-nullable column (4), SQL
 #: results' layouts and legacy alter to string_view (5), one write whose batches differ in
-#: column order (6).
+#: column order (6), drop_columns / alter_columns through a handle another writer moved
+#: past (a Project rebased as Lance's check_project_txn) (7), float update values stored in a
+#: string column as pylance's engine formats them (8), a flagged merge_insert source giving a
+#: blob v2 column as plain large_binary, as insert takes it (9), a merge_insert source of no
+#: rows lacking a non-nullable column (10), null structs on data storage 2.0 refused with
+#: UnsupportedTypeError naming the field, not the codec's raw ValueError (11).
 #:
 #: bugs this generator found that remain on main; the operations reaching them stay in the
 #: generators but are steered around them while their name is here (empty it as each is
 #: fixed):
-#: "project-rebase": drop_columns / alter_columns (rename, nullability) through a handle
-#: that another writer's append, delete or update left behind raises CommitConflictError;
-#: pylance 14 rebases the Project and commits
-#: "float-text-update": update of a string column with a float expression renders 1.0 as
-#: '1' where pylance writes '1.0'
-#: "blob-plain-merge": a flagged merge_insert source giving a blob v2 column as plain
-#: large_binary (which insert accepts) raises a raw ArrowNotImplementedError
-#: "raw-codec-error": on data storage 2.0, an update or merge_insert that must write a
-#: null struct (rows appended without the struct column) raises pylance's file codec's
-#: ValueError as it came (pylance refuses too, with its OSError)
-#: "empty-partial-merge": a merge_insert with when_not_matched_insert_all whose source has
-#: no rows and lacks a non-nullable column raises SchemaMismatchError; pylance 14 runs it
-#: (nothing inserted; when_not_matched_by_source_delete deletes every row)
+#: "int-wrap-update": an update of a narrow integer column with arithmetic that overflows it
+#: (``a + 1`` at the int32 maximum) raises InvalidExpressionError; pylance 14 coerces the
+#: literal to the column's type (Lance's resolve of literals) and wraps (-2147483648), and
+#: refuses only a literal that does not fit the column or an explicit wider CAST
 _NEW_BUGS = {
-    "project-rebase",
-    "float-text-update",
-    "blob-plain-merge",
-    "raw-codec-error",
-    "empty-partial-merge",
+    "int-wrap-update",
 }
 
 EXAMPLES = int(os.environ.get("LANCE_SEMANTIC_STATEFUL_EXAMPLES", "10"))
@@ -178,10 +170,6 @@ class LegacyTwins(RuleBasedStateMachine):
     def _ids(self) -> list[int]:
         return sorted(lance.dataset(self.theirs_uri).to_table(columns=["id"])["id"].to_pylist())
 
-    def _no_null_structs(self) -> bool:
-        """Whether writes must not leave a struct column out ("raw-codec-error")."""
-        return self.version == "2.0" and "raw-codec-error" in _NEW_BUGS
-
     def _stale(self) -> bool:
         return self.ours.version != ls.dataset(self.ours_uri).version
 
@@ -240,9 +228,8 @@ class LegacyTwins(RuleBasedStateMachine):
         self, layout: str, n: int, max_rows: int, by_handle: bool, big: bool, seed: int
     ) -> None:
         rows = self._rows(self._fresh(n), big=big)
-        structs = self._no_null_structs()
-        make, kwargs = shaped(rows, layout, seed, keep_structs=structs)
-        twin, twin_kwargs = shaped(rows, twin_layout(layout), seed, keep_structs=structs)
+        make, kwargs = shaped(rows, layout, seed)
+        twin, twin_kwargs = shaped(rows, twin_layout(layout), seed)
         what = f"append {layout} rows={n} max_rows_per_file={max_rows} handle={by_handle}"
         kwargs = {**kwargs, "max_rows_per_file": max_rows}
         twin_kwargs = {**twin_kwargs, "max_rows_per_file": max_rows}
@@ -354,13 +341,14 @@ class LegacyTwins(RuleBasedStateMachine):
 
     def _update_expression(self, name: str, t: pa.DataType, data: st.DataObject) -> str:
         if _is_int(t):
+            if "int-wrap-update" in _NEW_BUGS and t.bit_width < 64:
+                return data.draw(st.sampled_from(["3", "NULL"]))
             return data.draw(st.sampled_from([f"{name} + 1", f"{name} - 1", "3", "NULL"]))
         if pa.types.is_floating(t):
             return data.draw(st.sampled_from([f"{name} * 2", f"{name} + 0.5"]))
         choices = [f"{name} || 'u'", "'lit'", f"upper({name})", "NULL", "CAST(id AS STRING)"]
-        if "float-text-update" not in _NEW_BUGS:
-            floats = top_level(self._schema(), pa.types.is_floating)
-            choices += [f"{c} * 2" for c in floats]
+        floats = top_level(self._schema(), pa.types.is_floating)
+        choices += [f"{c} * 2" for c in floats]
         return data.draw(st.sampled_from(choices))
 
     @rule(data=st.data(), with_where=st.booleans())
@@ -402,23 +390,14 @@ class LegacyTwins(RuleBasedStateMachine):
         old = data.draw(st.lists(st.sampled_from(ids), max_size=4, unique=True)) if ids else []
         new = self._fresh(data.draw(st.integers(0, 3)))
         keys = old + new
-        if "empty-partial-merge" in _NEW_BUGS and not keys and not_matched:
-            columns = "all"
         if repeats == "unmatched" and new:
             keys.append(new[0])
         if repeats == "matched" and old:
             keys.append(old[0])
         source = self._rows(keys)
         schema = source.schema
-        structs = self._no_null_structs()
         if columns == "subset":
-            keep = [
-                f.name
-                for f in schema
-                if not f.nullable
-                or (structs and pa.types.is_struct(f.type))
-                or data.draw(st.booleans())
-            ]
+            keep = [f.name for f in schema if not f.nullable or data.draw(st.booleans())]
             source = source.select(keep)
         elif columns == "without_non_nullable":
             source = source.select([f.name for f in schema if f.name == "id" or f.nullable])
@@ -490,7 +469,6 @@ class LegacyTwins(RuleBasedStateMachine):
         if not paths:
             return
         drop = data.draw(st.lists(st.sampled_from(paths), min_size=1, max_size=2, unique=True))
-        self._catch_up_for("project-rebase")
         self._both(
             f"drop_columns({drop!r})",
             lambda: self.ours.drop_columns(drop),
@@ -505,8 +483,6 @@ class LegacyTwins(RuleBasedStateMachine):
         if not fields:
             return
         path, field = data.draw(st.sampled_from(fields))
-        if kind != "cast":
-            self._catch_up_for("project-rebase")
         alteration: dict[str, Any] = {"path": path}
         if kind == "rename":
             alteration["name"] = self._name(field.name + "_r")
