@@ -4,6 +4,14 @@ Below ``read/`` and ``dataset/``: it imports errors, types, schema, codecs, mani
 storage, never a layer above.
 """
 
+from .ivf_files import (
+    IVF_TYPES,
+    IvfIndex,
+    Partition,
+    PartitionCache,
+    default_partition_cache,
+    open_ivf_index,
+)
 from .ivf_proto import (
     IvfMessage,
     TensorMessage,
@@ -12,6 +20,7 @@ from .ivf_proto import (
     encode_ivf,
     encode_tensor,
 )
+from .ivf_search import IvfSearchResult, exact_distances, probe_count, search_ivf
 from .metrics import METRICS, Metric, canonical_metric
 
 __all__ = [
@@ -25,4 +34,15 @@ __all__ = [
     "decode_tensor",
     "encode_ivf",
     "encode_tensor",
+    # pylance's IVF indices: open and search (ivf_files.py, ivf_search.py)
+    "IVF_TYPES",
+    "IvfIndex",
+    "IvfSearchResult",
+    "Partition",
+    "PartitionCache",
+    "default_partition_cache",
+    "exact_distances",
+    "open_ivf_index",
+    "probe_count",
+    "search_ivf",
 ]

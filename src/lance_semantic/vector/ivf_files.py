@@ -1,0 +1,368 @@
+"""Open pylance's IVF vector indices from their manifest entry and files (layer L3).
+
+An IVF_FLAT / IVF_PQ / IVF_SQ index of pylance 14 is two ordinary Lance files under
+``_indices/<uuid>/`` (docs/format/index-formats.md, "Files"):
+
+- ``index.idx``: no rows; schema metadata ``lance:index`` = ``{"type", "distance_type"}`` and
+  ``lance:flat`` (a FLAT sub-index per partition); global buffer 1 is an ``IVF`` message
+  holding the centroids ``[P, d]``.
+- ``auxiliary.idx``: the rows grouped by partition, ``_rowid`` (the row address) plus the
+  stored vector (``flat``: the raw vector, normalized for cosine), its PQ code
+  (``__pq_code``, each partition's codes transposed: all codes of sub-vector 0, then 1, ...)
+  or its SQ code (``__sq_code``); global buffer 1 is an ``IVF`` message with each partition's
+  ``offsets`` / ``lengths`` in rows, buffer 2 (PQ) the codebook tensor laid out
+  ``[m][256][d/m]``; ``storage_metadata`` holds the PQ / SQ parameters as JSON.
+
+:func:`open_ivf_index` reads the small parts (centroids, partition table, codebook, bounds)
+at once and the partitions on demand (``read_range`` of a partition's rows) through a bounded
+:class:`PartitionCache`. An index whose type, version or layout this module does not know opens
+as ``None``: it is listed, not used (the caller searches flat, as pylance does for a type it
+does not know).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+from lance.file import LanceFileReader
+
+from ..errors import CorruptTableError
+from ..manifest._wire import message_fields
+from ..manifest.index_metadata import IndexEntry
+from ..storage.datafile import _is_read_error, _location, _options_key, _reader_for
+from ..storage.object_store import ObjectStore
+from ..storage.panics import first_line
+from .ivf_proto import decode_ivf, decode_tensor
+from .metrics import Metric
+
+__all__ = [
+    "INDEX_DIR",
+    "IVF_TYPES",
+    "IvfIndex",
+    "IvfKind",
+    "Partition",
+    "PartitionCache",
+    "default_partition_cache",
+    "open_ivf_index",
+]
+
+#: where an index's files live in the table: ``_indices/<uuid>/<file>``
+INDEX_DIR: Final = "_indices"
+#: ``index_details`` type of every vector index
+_VECTOR_DETAILS: Final = "/lance.index.pb.VectorIndexDetails"
+#: the ``index_version`` of the IVF indices read here (IVF_RQ has 2)
+_KNOWN_VERSION: Final = 1
+#: ``VectorIndexDetails`` field 1: the metric enum (absent = l2)
+_DETAIL_METRICS: Final[dict[int, Metric]] = {0: "l2", 1: "cosine", 2: "dot"}
+
+IvfKind = Literal["IVF_FLAT", "IVF_PQ", "IVF_SQ"]
+IVF_TYPES: Final[tuple[IvfKind, ...]] = ("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+#: the auxiliary file's payload column of each kind
+_PAYLOAD: Final[dict[IvfKind, str]] = {
+    "IVF_FLAT": "flat",
+    "IVF_PQ": "__pq_code",
+    "IVF_SQ": "__sq_code",
+}
+_ROW_ID: Final = "_rowid"
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """One partition's rows: their row addresses and stored vectors. ``payload`` is
+    ``[n, d]`` float32 (FLAT), ``[n, m]`` uint8 PQ codes (row-major, already untransposed) or
+    ``[n, d]`` uint8 SQ codes."""
+
+    row_addresses: npt.NDArray[np.uint64]
+    payload: npt.NDArray[Any]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.row_addresses.nbytes + self.payload.nbytes)
+
+
+@dataclass
+class PartitionCache:
+    """A bounded LRU cache of partitions, by (index uuid, partition), holding at most
+    ``capacity_bytes`` of them; ``reads`` counts partitions read from files, ``hits`` those
+    served from the cache. Thread-safe."""
+
+    capacity_bytes: int = 256 << 20
+    reads: int = 0
+    hits: int = 0
+    _entries: OrderedDict[Hashable, Partition] = field(default_factory=OrderedDict, repr=False)
+    _size: int = field(default=0, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def get(self, key: Hashable) -> Partition | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+            return found
+
+    def put(self, key: Hashable, part: Partition) -> None:
+        with self._lock:
+            self.reads += 1
+            if key in self._entries or part.nbytes > self.capacity_bytes:
+                return
+            self._entries[key] = part
+            self._size += part.nbytes
+            while self._size > self.capacity_bytes:
+                _, dropped = self._entries.popitem(last=False)
+                self._size -= dropped.nbytes
+
+    @property
+    def size_bytes(self) -> int:
+        return self._size
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._size = 0
+
+
+_DEFAULT_CACHE = PartitionCache()
+
+
+def default_partition_cache() -> PartitionCache:
+    """The process-wide partition cache indices open with when given none."""
+    return _DEFAULT_CACHE
+
+
+@dataclass(eq=False)
+class IvfIndex:
+    """An open IVF index: its manifest entry, kind, metric, centroids and partition table,
+    plus the PQ codebook ``[m, 256, d/m]`` or the SQ bounds. Partitions are read on demand
+    by :meth:`partition`."""
+
+    entry: IndexEntry
+    kind: IvfKind
+    metric: Metric
+    centroids: npt.NDArray[np.float32]
+    offsets: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.int64]
+    codebook: npt.NDArray[np.float32] | None
+    sq_bounds: tuple[float, float] | None
+    cache: PartitionCache
+    _store: ObjectStore = field(repr=False)
+    _aux: str = field(repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _reader: LanceFileReader | None = field(default=None, repr=False)
+
+    @property
+    def uuid(self) -> str:
+        return self.entry.uuid
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def num_partitions(self) -> int:
+        return int(self.centroids.shape[0])
+
+    @property
+    def dimension(self) -> int:
+        return int(self.centroids.shape[1])
+
+    @property
+    def num_sub_vectors(self) -> int:
+        return 0 if self.codebook is None else int(self.codebook.shape[0])
+
+    @property
+    def fragment_ids(self) -> frozenset[int]:
+        """The fragments the index covers (its ``fragment_bitmap``)."""
+        return frozenset(self.entry.fragment_ids)
+
+    def partition(self, pid: int) -> Partition:
+        """Partition ``pid``'s rows, from the cache or read (one ``read_range``)."""
+        key = (self.uuid, pid)
+        found = self.cache.get(key)
+        if found is not None:
+            return found
+        part = self._read_partition(pid)
+        self.cache.put(key, part)
+        return part
+
+    def _read_partition(self, pid: int) -> Partition:
+        start, length = int(self.offsets[pid]), int(self.lengths[pid])
+        column = _PAYLOAD[self.kind]
+        path = self._store.uri(self._aux)
+        try:
+            with self._lock:  # a pylance reader is never used by two threads at once
+                if self._reader is None:
+                    self._reader = _reader_for(
+                        _location(self._store, self._aux),
+                        [_ROW_ID, column],
+                        _options_key(self._store),
+                    )
+                got = self._reader.read_range(start, length, batch_size=max(length, 1))
+                table = got.to_table()
+        except BaseException as e:
+            if not _is_read_error(e):
+                raise
+            raise CorruptTableError(path, f"cannot read the index file: {first_line(e)}") from e
+        if table.num_rows != length:
+            raise CorruptTableError(path, f"partition {pid} has {table.num_rows} of {length} rows")
+        addresses = table.column(_ROW_ID).to_numpy().astype(np.uint64, copy=False)
+        values = pa.concat_arrays(table.column(column).chunks) if length else None
+        width = self.num_sub_vectors if self.kind == "IVF_PQ" else self.dimension
+        if values is None:
+            dtype = np.float32 if self.kind == "IVF_FLAT" else np.uint8
+            return Partition(addresses, np.empty((0, width), dtype=dtype))
+        flat = values.flatten().to_numpy(zero_copy_only=False)
+        if self.kind == "IVF_PQ":
+            # codes of one partition are stored transposed: [m][n]
+            payload = flat.reshape(width, length).T.copy()
+        else:
+            payload = flat.reshape(length, width)
+        return Partition(addresses, payload)
+
+
+# ---- opening ----------------------------------------------------------------------------------
+
+
+def _details_metric(details: bytes) -> Metric | None:
+    metric: Metric = "l2"
+    for number, wire, value in message_fields(details):
+        if number == 1 and wire == 0 and isinstance(value, int):
+            if value not in _DETAIL_METRICS:
+                return None
+            metric = _DETAIL_METRICS[value]
+    return metric
+
+
+def _open_reader(store: ObjectStore, rel: str) -> LanceFileReader:
+    try:
+        return _reader_for(_location(store, rel), None, _options_key(store))
+    except BaseException as e:
+        if not _is_read_error(e):
+            raise
+        path = store.uri(rel)
+        if isinstance(e, FileNotFoundError) or "Not found" in str(e):
+            raise CorruptTableError(path, "the index file is missing") from e
+        raise CorruptTableError(path, f"cannot read the index file: {first_line(e)}") from e
+
+
+def _metadata(reader: LanceFileReader) -> Mapping[bytes, bytes]:
+    return reader.metadata().schema.metadata or {}
+
+
+def _json(meta: Mapping[bytes, bytes], key: str) -> Any:
+    raw = meta.get(key.encode())
+    return None if raw is None else json.loads(raw)
+
+
+def _storage_metadata(meta: Mapping[bytes, bytes]) -> dict[str, Any] | None:
+    listed = _json(meta, "storage_metadata")
+    if not isinstance(listed, list) or len(listed) != 1 or not isinstance(listed[0], str):
+        return None
+    parsed = json.loads(listed[0])
+    return parsed if isinstance(parsed, dict) else None
+
+
+def open_ivf_index(
+    store: ObjectStore, entry: IndexEntry, *, cache: PartitionCache | None = None
+) -> IvfIndex | None:
+    """The IVF index of manifest entry ``entry`` in the table at ``store``, or ``None`` when
+    it is not an IVF_FLAT / IVF_PQ / IVF_SQ index of a version and layout known here (another
+    details type, ``index_version`` other than 1, an IVF_HNSW_* / IVF_RQ index, 4-bit PQ, an
+    index in another base, non-float32 centroids). A known index whose files are missing or
+    unreadable raises :class:`~lance_semantic.errors.CorruptTableError` naming the file.
+
+    Reads the index file's metadata and centroids and the auxiliary file's partition table
+    (and PQ codebook); partitions are read when searched."""
+    if entry.type_url != _VECTOR_DETAILS or entry.index_version != _KNOWN_VERSION:
+        return None
+    if entry.base_id is not None or entry.index_type not in IVF_TYPES:
+        return None
+    details_metric = _details_metric(entry.details)
+    if details_metric is None:
+        return None
+    base = f"{INDEX_DIR}/{entry.uuid}"
+    index_rel, aux_rel = f"{base}/index.idx", f"{base}/auxiliary.idx"
+    index_file = _open_reader(store, index_rel)
+    try:
+        opened = _opened(store, entry, index_file, index_rel, aux_rel, details_metric, cache)
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        raise CorruptTableError(store.uri(base), f"unexpected index layout: {e}") from e
+    return opened
+
+
+def _opened(
+    store: ObjectStore,
+    entry: IndexEntry,
+    index_file: LanceFileReader,
+    index_rel: str,
+    aux_rel: str,
+    details_metric: Metric,
+    cache: PartitionCache | None,
+) -> IvfIndex | None:
+    meta = _metadata(index_file)
+    described = _json(meta, "lance:index")
+    if not isinstance(described, dict) or described.get("type") not in IVF_TYPES:
+        return None
+    if "lance:flat" not in {k.decode() for k in meta}:
+        return None  # another sub-index (HNSW)
+    kind: IvfKind = described["type"]
+    metric = str(described.get("distance_type", details_metric)).lower()
+    if metric not in ("l2", "cosine", "dot"):
+        return None
+    ivf = decode_ivf(bytes(index_file.read_global_buffer(1)))
+    if ivf.centroids_tensor is None or ivf.centroids_tensor.data_type != 2:
+        return None  # only float32 centroids are known here
+    centroids = np.asarray(ivf.centroids_tensor.to_numpy(), dtype=np.float32)
+    if centroids.ndim != 2:
+        raise ValueError(f"centroids of shape {centroids.shape}")
+    aux = _open_reader(store, aux_rel)
+    aux_meta = _metadata(aux)
+    table = decode_ivf(bytes(aux.read_global_buffer(1)))
+    offsets = np.asarray(table.offsets, dtype=np.int64)
+    lengths = np.asarray(table.lengths, dtype=np.int64)
+    if len(offsets) != len(centroids) or len(lengths) != len(centroids):
+        raise ValueError(f"{len(centroids)} centroids, {len(lengths)} partitions")
+    if int((offsets + lengths).max(initial=0)) > int(aux.num_rows()):
+        raise ValueError("partitions past the end of the auxiliary file")
+    storage = _storage_metadata(aux_meta)
+    if storage is None:
+        raise ValueError("no storage_metadata")
+    dim = int(centroids.shape[1])
+    codebook: npt.NDArray[np.float32] | None = None
+    bounds: tuple[float, float] | None = None
+    if kind == "IVF_PQ":
+        m, nbits = int(storage["num_sub_vectors"]), int(storage["nbits"])
+        if nbits != 8 or not storage.get("transposed", False) or dim % m:
+            return None  # 4-bit codes / untransposed layouts are not read here
+        tensor = decode_tensor(bytes(aux.read_global_buffer(int(storage["codebook_position"]))))
+        if tensor.data_type != 2:
+            return None
+        codebook = np.asarray(tensor.to_numpy(), dtype=np.float32).reshape(m, 256, dim // m)
+    elif kind == "IVF_SQ":
+        if int(storage["num_bits"]) != 8:
+            return None
+        bounds = (float(storage["bounds"]["start"]), float(storage["bounds"]["end"]))
+    return IvfIndex(
+        entry=entry,
+        kind=kind,
+        metric=metric,  # type: ignore[arg-type]  # checked above
+        centroids=centroids,
+        offsets=offsets,
+        lengths=lengths,
+        codebook=codebook,
+        sq_bounds=bounds,
+        cache=cache if cache is not None else _DEFAULT_CACHE,
+        _store=store,
+        _aux=aux_rel,
+    )
