@@ -6,10 +6,10 @@ Steps, as measured against pylance 14.0.2 (and read in Lance's ``io/exec/knn.rs`
 1. **Query.** For cosine the query is normalized (the index holds normalized vectors).
 2. **Partitions.** The distance from the query to every centroid (squared L2 for l2 and
    cosine, ``1 - q·c`` for dot), partitions nearest first (ties by partition id).
-3. **Probes.** ``nprobes`` given: exactly that many (at most all). Otherwise
-   ``minimum_nprobes`` (default 1) partitions, then more, nearest first, until ``k`` candidates
-   were found or ``maximum_nprobes`` (default all) were searched: see :func:`probe_count` for
-   how this differs from pylance's own adaptive rule.
+3. **Probes.** ``nprobes`` given: exactly that many (at most all). Otherwise pylance 14's
+   adaptive count as fitted to its measured behaviour (at least ``minimum_nprobes``, at most
+   ``maximum_nprobes``), then more, nearest first, while fewer than ``k`` candidates were
+   found: see :func:`probe_count` for the rule and where it differs from pylance's.
 4. **Distances per partition** (each partition keeps its ``k · refine_factor`` best):
 
    - FLAT: exact, on the stored vectors (normalized for cosine): squared L2, ``1 - cos``,
@@ -139,30 +139,64 @@ def _top(addresses: npt.NDArray[np.uint64], distances: F32, n: int) -> npt.NDArr
     return chosen[order[:n]]
 
 
+#: pylance 14's default probing, as measured (k -> (partitions searched at least, centroid
+#: distance ratio to the nearest up to which partitions are searched)): see probe_count
+_ADAPTIVE_STEPS: tuple[tuple[int, int, float], ...] = ((1, 5, 1.21), (10, 6, 1.265))
+_ADAPTIVE_REST: tuple[int, float] = (11, 1.33)
+
+
+def _adaptive(k: int, metric: Metric, sorted_distances: F32) -> int:
+    """How many partitions pylance 14 searches first for a query of ``k`` with no
+    ``nprobes``, as fitted to its measured behaviour (see :func:`probe_count`)."""
+    count = len(sorted_distances)
+    if metric == "dot" or count == 0:
+        return count
+    floor, factor = _ADAPTIVE_REST
+    for top_k, steps_floor, steps_factor in _ADAPTIVE_STEPS:
+        if k <= top_k:
+            floor, factor = steps_floor, steps_factor
+            break
+    nearest = float(sorted_distances[0])
+    within = int(np.searchsorted(sorted_distances, nearest * factor, side="right"))
+    return min(count, max(floor, within))
+
+
 def probe_count(
     num_partitions: int,
     *,
     nprobes: int | None,
     minimum_nprobes: int | None,
     maximum_nprobes: int | None,
+    adaptive: int | None = None,
 ) -> tuple[int, int]:
     """(partitions searched first, most partitions searched) for a query.
 
-    ``nprobes`` sets both (as pylance's ``nprobes``). Otherwise at least ``minimum_nprobes``
-    (default 1) and at most ``maximum_nprobes`` (default all) partitions are searched: more
-    than the minimum only while fewer than ``k`` candidates were found, one partition at a
-    time (pylance does this too, a few partitions at a time). pylance 14 also widens the
-    minimum by a rule of its own (not in its public source of November 2025, which widened it
-    to the partitions whose centroid distance is within a factor of the nearest one's): with
-    neither ``nprobes`` nor ``minimum_nprobes`` it searched 6-20 of 32 partitions for l2 /
-    cosine and all of them for dot, where this searches 1 unless fewer than ``k`` rows were
-    found."""
+    ``nprobes`` sets both, as pylance's ``nprobes`` (at most all partitions). Otherwise at
+    most ``maximum_nprobes`` (default all) partitions are searched, and first
+    ``max(minimum_nprobes, adaptive)``: then more, nearest first, one at a time, only while
+    fewer than ``k`` candidates were found (pylance searches several at a time there).
+
+    ``adaptive`` is pylance 14's default widening, which its public source (November 2025:
+    ``early_pruning`` in ``io/exec/knn.rs``, factors 0.6 / 7 / 81 of the nearest centroid
+    distance, at least 1 partition) does not describe: pylance 14.0.2 searched far more. Its
+    rule was fitted here from ``analyze_plan``'s ``partitions_searched`` on random tables
+    (8k-20k rows × 16-32 dims, 16-64 partitions): for **dot**, every partition; for **l2**,
+    the partitions whose squared centroid distance is at most 1.21 (k = 1), 1.265
+    (k ≤ 10) or 1.33 (k > 10) times the nearest one's, and at least 5, 6 or 11 of them. That
+    gave pylance's count for every one of 144 queries at 16 dims and for 36 of 40 at 32 dims
+    (the rest within a few partitions; the results were the same for 39 of those 40).
+
+    For **cosine** the same rule is used, but pylance 14 differs there (at 8k × 16 dims, 16
+    and 48 partitions: typically 3 partitions where this searches 5 for k = 1, 8 where this
+    searches 6 for k = 10, 7-9 where this searches 11 for k = 50; the same results for 8 of
+    20 queries): its default results on cosine indices can differ; with an explicit
+    ``nprobes`` they agree."""
     if nprobes is not None:
         n = min(nprobes, num_partitions)
         return n, n
     top = num_partitions if maximum_nprobes is None else min(maximum_nprobes, num_partitions)
-    first = min(1 if minimum_nprobes is None else minimum_nprobes, top)
-    return first, top
+    floor = max(minimum_nprobes or 1, adaptive or 0)
+    return min(floor, top), top
 
 
 def _checked_positive(value: int | None, name: str) -> None:
@@ -217,12 +251,15 @@ def search_ivf(
     key = _normalized(query) if index.metric == "cosine" else query
     wanted = k * (refine_factor or 1)
 
-    order = np.argsort(centroid_distances(index, key), kind="stable")
+    to_centroids = centroid_distances(index, key)
+    order = np.argsort(to_centroids, kind="stable")
+    adaptive = None if nprobes is not None else _adaptive(k, index.metric, to_centroids[order])
     first, top = probe_count(
         index.num_partitions,
         nprobes=nprobes,
         minimum_nprobes=minimum_nprobes,
         maximum_nprobes=maximum_nprobes,
+        adaptive=adaptive,
     )
     found_addresses: list[npt.NDArray[np.uint64]] = []
     found_distances: list[F32] = []
