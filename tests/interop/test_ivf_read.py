@@ -27,6 +27,7 @@ from lance_semantic.manifest.index_metadata import IndexEntry
 from lance_semantic.storage.object_store import ObjectStore
 from lance_semantic.vector import (
     IvfIndex,
+    IvfSearchResult,
     PartitionCache,
     exact_distances,
     open_ivf_index,
@@ -95,6 +96,21 @@ def _pylance(uri: str, q: npt.NDArray[np.float32], k: int, **nearest: object) ->
     )
 
 
+def _assert_same(ours: IvfSearchResult, theirs: pa.Table, rtol: float = 1e-5) -> None:
+    """Our result is pylance's: distances equal to ``rtol``, and the same row addresses in the
+    same order, except where rows' distances tie to within ``rtol`` (float rounding may then
+    order them apart, or pick another of the rows tied at the k-th distance)."""
+    distances = theirs.column("_distance").to_numpy()
+    np.testing.assert_allclose(ours.distances, distances, rtol=rtol, atol=1e-5)
+    addresses = theirs.column("_rowaddr").to_numpy()
+    assert len(ours.row_addresses) == len(addresses)
+    for i in np.flatnonzero(ours.row_addresses != addresses):
+        near = np.abs(distances - distances[i]) <= rtol * max(abs(float(distances[i])), 1.0)
+        assert ours.row_addresses[i] in addresses[near] or i == len(addresses) - 1, (
+            f"row {i}: {ours.row_addresses[i]} for {addresses[i]} at distance {distances[i]}"
+        )
+
+
 def _searched(uri: str, q: npt.NDArray[np.float32], k: int) -> int:
     plan = lance.dataset(uri).scanner(nearest={"column": "vec", "q": q, "k": k}).analyze_plan()
     found = re.search(r"partitions_searched=(\d+)", plan)
@@ -119,10 +135,7 @@ def test_top_k_equals_pylance(tables: dict[tuple[str, str], str], kind: str, met
             ours = search_ivf(index, q, 10, nprobes=nprobes, refine_factor=refine, raw_vectors=_raw)
             theirs = _pylance(uri, q, 10, nprobes=nprobes, refine_factor=refine)
             assert len(ours.partitions) == nprobes
-            assert ours.row_addresses.tolist() == theirs.column("_rowaddr").to_pylist()
-            np.testing.assert_allclose(
-                ours.distances, theirs.column("_distance").to_numpy(), rtol=1e-5, atol=1e-5
-            )
+            _assert_same(ours, theirs)
 
 
 @pytest.mark.parametrize("metric", METRICS)
@@ -167,13 +180,13 @@ def test_partitions_are_read_lazily_through_the_cache(
     search_ivf(index, q, 10, nprobes=PARTITIONS)
     assert (cache.reads, cache.hits) == (PARTITIONS, 4)
     assert len(cache) == PARTITIONS
-    # a partition of the table's 6000 rows is 6000 / 8 * (8 + 4) bytes on average
-    small = PartitionCache(capacity_bytes=3000)
+    # a partition holds 6000 / 8 rows on average, of 8 + 4 bytes: about 9 kB; 20 kB keep a few
+    small = PartitionCache(capacity_bytes=20_000)
     index = _opened(tables["IVF_PQ", "l2"], small)
     for _ in range(2):
         search_ivf(index, q, 10, nprobes=PARTITIONS)
-    assert small.size_bytes <= 3000 and len(small) <= 3
-    assert small.reads >= 2 * PARTITIONS - 3
+    assert 0 < small.size_bytes <= 20_000 and 1 <= len(small) < PARTITIONS
+    assert small.reads == 2 * PARTITIONS - small.hits and small.hits <= len(small)
 
 
 def test_row_filter_is_a_prefilter(tables: dict[tuple[str, str], str]) -> None:
@@ -256,3 +269,40 @@ def test_bad_input_names_the_argument(
     search: Callable[..., object] = search_ivf
     with pytest.raises(error, match=f"^{argument}:"):
         search(index, **call)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "kind", "metric"),
+    [
+        (np.float16, "IVF_PQ", "l2"),
+        (np.float16, "IVF_SQ", "cosine"),
+        (np.float16, "IVF_FLAT", "dot"),
+        (np.float64, "IVF_PQ", "cosine"),
+        (np.float64, "IVF_FLAT", "l2"),
+    ],
+)
+def test_float16_and_float64_vectors(
+    tmp_path: Path, dtype: type[np.floating[npt.NBitBase]], kind: str, metric: str
+) -> None:
+    rng = np.random.default_rng(16)
+    vectors = rng.standard_normal((3000, DIM)).astype(dtype)
+    uri = str(tmp_path / "t.lance")
+    column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)
+    ds = lance.write_dataset(pa.table({"id": np.arange(3000), "vec": column}), uri)
+    ds.create_index("vec", kind, metric=metric, num_partitions=4, num_sub_vectors=4)
+    index = _opened(uri)
+    # pylance computes in float16 on float16 vectors (residuals, tables, refine's exact
+    # distances): up to ~1% off the float32 distances computed here; the rows are the same
+    tolerance = 1.5e-2 if dtype is np.float16 else 1e-5
+    for _ in range(3):
+        q = rng.standard_normal(DIM).astype(dtype)
+        for refine in (None, 3):
+            ours = search_ivf(
+                index,
+                q,
+                10,
+                nprobes=2,
+                refine_factor=refine,
+                raw_vectors=lambda a: vectors[a.astype(np.int64)],
+            )
+            _assert_same(ours, _pylance(uri, q, 10, nprobes=2, refine_factor=refine), tolerance)

@@ -72,13 +72,16 @@ _PAYLOAD: Final[dict[IvfKind, str]] = {
     "IVF_SQ": "__sq_code",
 }
 _ROW_ID: Final = "_rowid"
+#: Tensor data types of the centroids and codebooks read here (float16, float32, float64);
+#: they are searched in float32
+_FLOAT_TENSORS: Final = (1, 2, 3)
 
 
 @dataclass(frozen=True, slots=True)
 class Partition:
     """One partition's rows: their row addresses and stored vectors. ``payload`` is
-    ``[n, d]`` float32 (FLAT), ``[n, m]`` uint8 PQ codes (row-major, already untransposed) or
-    ``[n, d]`` uint8 SQ codes."""
+    ``[n, d]`` float32 (FLAT; float16 / float64 vectors converted), ``[n, m]`` uint8 PQ codes
+    (row-major, already untransposed) or ``[n, d]`` uint8 SQ codes."""
 
     row_addresses: npt.NDArray[np.uint64]
     payload: npt.NDArray[Any]
@@ -223,6 +226,8 @@ class IvfIndex:
             dtype = np.float32 if self.kind == "IVF_FLAT" else np.uint8
             return Partition(addresses, np.empty((0, width), dtype=dtype))
         flat = values.flatten().to_numpy(zero_copy_only=False)
+        if self.kind == "IVF_FLAT":
+            flat = flat.astype(np.float32, copy=False)  # float16 / float64 columns too
         if self.kind == "IVF_PQ":
             # codes of one partition are stored transposed: [m][n]
             payload = flat.reshape(width, length).T.copy()
@@ -279,7 +284,7 @@ def open_ivf_index(
     """The IVF index of manifest entry ``entry`` in the table at ``store``, or ``None`` when
     it is not an IVF_FLAT / IVF_PQ / IVF_SQ index of a version and layout known here (another
     details type, ``index_version`` other than 1, an IVF_HNSW_* / IVF_RQ index, 4-bit PQ, an
-    index in another base, non-float32 centroids). A known index whose files are missing or
+    index in another base, centroids not of a float type). A known index whose files are missing or
     unreadable raises :class:`~lance_semantic.errors.CorruptTableError` naming the file.
 
     Reads the index file's metadata and centroids and the auxiliary file's partition table
@@ -321,8 +326,8 @@ def _opened(
     if metric not in ("l2", "cosine", "dot"):
         return None
     ivf = decode_ivf(bytes(index_file.read_global_buffer(1)))
-    if ivf.centroids_tensor is None or ivf.centroids_tensor.data_type != 2:
-        return None  # only float32 centroids are known here
+    if ivf.centroids_tensor is None or ivf.centroids_tensor.data_type not in _FLOAT_TENSORS:
+        return None  # float16 / float32 / float64 centroids are known here
     centroids = np.asarray(ivf.centroids_tensor.to_numpy(), dtype=np.float32)
     if centroids.ndim != 2:
         raise ValueError(f"centroids of shape {centroids.shape}")
@@ -346,7 +351,7 @@ def _opened(
         if nbits != 8 or not storage.get("transposed", False) or dim % m:
             return None  # 4-bit codes / untransposed layouts are not read here
         tensor = decode_tensor(bytes(aux.read_global_buffer(int(storage["codebook_position"]))))
-        if tensor.data_type != 2:
+        if tensor.data_type not in _FLOAT_TENSORS:
             return None
         codebook = np.asarray(tensor.to_numpy(), dtype=np.float32).reshape(m, 256, dim // m)
     elif kind == "IVF_SQ":
