@@ -32,6 +32,7 @@ from lance_semantic.vector import (
     exact_distances,
     open_ivf_index,
     search_ivf,
+    search_ivf_segments,
 )
 
 pytestmark = pytest.mark.interop
@@ -306,3 +307,24 @@ def test_float16_and_float64_vectors(
                 raw_vectors=lambda a: vectors[a.astype(np.int64)],
             )
             _assert_same(ours, _pylance(uri, q, 10, nprobes=2, refine_factor=refine), tolerance)
+
+
+@pytest.mark.parametrize("refine", [None, 4])
+def test_an_index_and_its_delta_are_searched_together(tmp_path: Path, refine: int | None) -> None:
+    uri = str(tmp_path / "t.lance")
+    first = _table().slice(0, 4000)
+    ds = lance.write_dataset(first, uri, max_rows_per_file=PER_FILE)
+    ds.create_index("vec", "IVF_PQ", num_partitions=4, num_sub_vectors=4)
+    ds = lance.write_dataset(_table().slice(4000), uri, mode="append", max_rows_per_file=PER_FILE)
+    ds.optimize.optimize_indices(num_indices_to_merge=0)
+    table = ls.dataset(uri)
+    entries = index_entries(table._manifest.index_section)
+    assert [e.name for e in entries] == ["vec_idx", "vec_idx"]
+    segments = [open_ivf_index(table._store, e, cache=PartitionCache()) for e in entries]
+    assert all(s is not None for s in segments)
+    opened = [s for s in segments if s is not None]
+    assert [sorted(s.fragment_ids) for s in opened] == [[0, 1], [2]]
+    for q in QUERIES[:2]:
+        ours = search_ivf_segments(opened, q, 10, nprobes=2, refine_factor=refine, raw_vectors=_raw)
+        assert len(ours.partitions) == 4  # two in each segment
+        _assert_same(ours, _pylance(uri, q, 10, nprobes=2, refine_factor=refine))

@@ -20,7 +20,13 @@ from .ivf_proto import (
     encode_ivf,
     encode_tensor,
 )
-from .ivf_search import IvfSearchResult, exact_distances, probe_count, search_ivf
+from .ivf_search import (
+    IvfSearchResult,
+    exact_distances,
+    probe_count,
+    search_ivf,
+    search_ivf_segments,
+)
 from .metrics import METRICS, Metric, canonical_metric
 
 __all__ = [
@@ -45,4 +51,5 @@ __all__ = [
     "open_ivf_index",
     "probe_count",
     "search_ivf",
+    "search_ivf_segments",
 ]

@@ -29,7 +29,7 @@ Steps, as measured against pylance 14.0.2 (and read in Lance's ``io/exec/knn.rs`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +44,7 @@ __all__ = [
     "exact_distances",
     "probe_count",
     "search_ivf",
+    "search_ivf_segments",
 ]
 
 F32 = npt.NDArray[np.float32]
@@ -230,27 +231,54 @@ def search_ivf(
     (``[n, d]``, in the order asked); required with ``refine_factor``. ``row_filter`` (row
     addresses -> bool mask of the rows to keep: deleted rows, a prefilter) is applied in each
     partition before its top candidates are taken, as pylance's prefilter."""
-    for value, name in ((k, "k"), (nprobes, "nprobes"), (minimum_nprobes, "minimum_nprobes")):
-        _checked_positive(value, name)
-    _checked_positive(maximum_nprobes, "maximum_nprobes")
-    _checked_positive(refine_factor, "refine_factor")
-    if metric is not None and canonical_metric(metric) != index.metric:
+    return search_ivf_segments(
+        [index],
+        q,
+        k,
+        metric=metric,
+        nprobes=nprobes,
+        minimum_nprobes=minimum_nprobes,
+        maximum_nprobes=maximum_nprobes,
+        refine_factor=refine_factor,
+        raw_vectors=raw_vectors,
+        row_filter=row_filter,
+    )
+
+
+def _query(segments: Sequence[IvfIndex], q: npt.ArrayLike, metric: str | None) -> F32:
+    if not segments:
+        raise ValueError("segments: no index segment to search")
+    first = segments[0]
+    for index in segments:
+        if index.metric != first.metric or index.dimension != first.dimension:
+            raise ValueError(
+                f"segments: {index.name!r} ({index.metric}, {index.dimension} dims) differs "
+                f"from {first.name!r} ({first.metric}, {first.dimension} dims)"
+            )
+    if metric is not None and canonical_metric(metric) != first.metric:
         raise ValueError(
-            f"metric: the index {index.name!r} was built for {index.metric!r}, not {metric!r}"
+            f"metric: the index {first.name!r} was built for {first.metric!r}, not {metric!r}"
         )
-    if refine_factor is not None and raw_vectors is None:
-        raise ValueError("raw_vectors: needed to refine (refine_factor is set)")
     query = np.asarray(q)
-    if query.ndim != 1 or query.shape[0] != index.dimension:
+    if query.ndim != 1 or query.shape[0] != first.dimension:
         raise ValueError(
-            f"q: expected a vector of {index.dimension} values, got shape {query.shape}"
+            f"q: expected a vector of {first.dimension} values, got shape {query.shape}"
         )
     if not np.issubdtype(query.dtype, np.number) or np.issubdtype(query.dtype, np.complexfloating):
         raise TypeError(f"q: expected numbers, got {query.dtype}")
-    query = query.astype(np.float32)
-    key = _normalized(query) if index.metric == "cosine" else query
-    wanted = k * (refine_factor or 1)
+    return query.astype(np.float32)
 
+
+def _candidates(
+    index: IvfIndex,
+    key: F32,
+    k: int,
+    wanted: int,
+    probes: tuple[int | None, int | None, int | None],
+    row_filter: RowFilter | None,
+) -> tuple[npt.NDArray[np.uint64], F32, tuple[int, ...]]:
+    """The ``wanted`` best candidates of one segment, and the partitions searched."""
+    nprobes, minimum_nprobes, maximum_nprobes = probes
     to_centroids = centroid_distances(index, key)
     order = np.argsort(to_centroids, kind="stable")
     adaptive = None if nprobes is not None else _adaptive(k, index.metric, to_centroids[order])
@@ -261,8 +289,8 @@ def search_ivf(
         maximum_nprobes=maximum_nprobes,
         adaptive=adaptive,
     )
-    found_addresses: list[npt.NDArray[np.uint64]] = []
-    found_distances: list[F32] = []
+    found_addresses: list[npt.NDArray[np.uint64]] = [np.empty(0, np.uint64)]
+    found_distances: list[F32] = [np.empty(0, np.float32)]
     searched: list[int] = []
     found = 0
     for rank in range(top):
@@ -279,20 +307,55 @@ def search_ivf(
         found_addresses.append(addresses[best])
         found_distances.append(distances[best])
         found += len(best)
-    if not found_addresses:
-        return IvfSearchResult(np.empty(0, np.uint64), np.empty(0, np.float32), tuple(searched))
     addresses = np.concatenate(found_addresses)
     distances = np.concatenate(found_distances)
+    best = _top(addresses, distances, wanted)
+    return addresses[best], distances[best], tuple(searched)
+
+
+def search_ivf_segments(
+    segments: Sequence[IvfIndex],
+    q: npt.ArrayLike,
+    k: int,
+    *,
+    metric: str | None = None,
+    nprobes: int | None = None,
+    minimum_nprobes: int | None = None,
+    maximum_nprobes: int | None = None,
+    refine_factor: int | None = None,
+    raw_vectors: RawVectors | None = None,
+    row_filter: RowFilter | None = None,
+) -> IvfSearchResult:
+    """:func:`search_ivf` over the segments of one index (the entries of one name: the
+    index and its deltas, as ``optimize_indices(num_indices_to_merge=0)`` leaves them), as
+    pylance searches them: each segment probes its own nearest partitions, the candidates of
+    all are merged by (distance, row address), then refined. ``partitions`` of the result
+    lists each segment's partitions in turn."""
+    for value, name in ((k, "k"), (nprobes, "nprobes"), (minimum_nprobes, "minimum_nprobes")):
+        _checked_positive(value, name)
+    _checked_positive(maximum_nprobes, "maximum_nprobes")
+    _checked_positive(refine_factor, "refine_factor")
+    query = _query(segments, q, metric)
+    if refine_factor is not None and raw_vectors is None:
+        raise ValueError("raw_vectors: needed to refine (refine_factor is set)")
+    index_metric = segments[0].metric
+    key = _normalized(query) if index_metric == "cosine" else query
+    wanted = k * (refine_factor or 1)
+    probes = (nprobes, minimum_nprobes, maximum_nprobes)
+    found = [_candidates(index, key, k, wanted, probes, row_filter) for index in segments]
+    addresses = np.concatenate([f[0] for f in found])
+    distances = np.concatenate([f[1] for f in found])
+    searched = tuple(pid for f in found for pid in f[2])
     best = _top(addresses, distances, wanted)
     addresses, distances = addresses[best], distances[best]
     if refine_factor is not None and raw_vectors is not None and len(addresses):
         raw = np.asarray(raw_vectors(addresses), dtype=np.float32)
-        if raw.shape != (len(addresses), index.dimension):
+        if raw.shape != (len(addresses), segments[0].dimension):
             raise ValueError(
                 f"raw_vectors: returned shape {raw.shape} for {len(addresses)} rows "
-                f"of {index.dimension} values"
+                f"of {segments[0].dimension} values"
             )
-        distances = exact_distances(raw, query, index.metric)
+        distances = exact_distances(raw, query, index_metric)
         best = _top(addresses, distances, k)
         addresses, distances = addresses[best], distances[best]
-    return IvfSearchResult(addresses, distances, tuple(searched))
+    return IvfSearchResult(addresses, distances, searched)
