@@ -85,6 +85,7 @@ from ._jsonb_format import (
     MAX_ENTRY_LENGTH,
     MAX_NESTING_DEPTH,
 )
+from ._kernel_jit import cached_jit
 
 __all__ = [
     "encode_rows",
@@ -108,62 +109,8 @@ ST_FALLBACK = 3
 ST_NEED_SCRATCH = 4
 
 
-def _cache_class() -> Any:
-    """numba's per-function disk cache, looking first in lance-semantic's user-wide folder
-    (:func:`~lance_semantic.codecs._kernel_cache.cache_dir`), then where numba looks; None if
-    this numba has no such hooks (then plain ``cache=True`` is used)."""
-    try:
-        from numba.core.caching import (
-            CompileResultCacheImpl,
-            FunctionCache,
-            _CacheLocator,
-            _SourceFileBackedLocatorMixin,
-        )
-    except ImportError:  # pragma: no cover - numba moved its cache internals
-        return None
-
-    class UserWideLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
-        """One folder for every environment: keyed by the sources' text, not their path."""
-
-        def __init__(self, py_func: Any, py_file: str) -> None:
-            self._py_file = py_file
-            self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = str(_kernel_cache.cache_dir())
-
-        def get_cache_path(self) -> str:
-            return self._cache_path
-
-        def get_source_stamp(self) -> str:
-            return _kernel_cache.source_digest()
-
-    class Impl(CompileResultCacheImpl):
-        _locator_classes = [UserWideLocator, *CompileResultCacheImpl._locator_classes]
-
-    class Cache(FunctionCache):
-        _impl_class = Impl
-
-    return Cache
-
-
-_CACHE = _cache_class()
-
-
-def _jit(fn: Callable[..., Any]) -> Any:
-    """``njit(nogil=True)`` with the disk cache of :func:`_cache_class`, or numba's own
-    (``cache=True``), or none when no cache location is writable (the kernels are then
-    compiled in every process)."""
-    if _CACHE is not None:
-        dispatcher = njit(nogil=True)(fn)
-        try:
-            dispatcher._cache = _CACHE(dispatcher.py_func)  # type: ignore[attr-defined]
-        except RuntimeError as e:  # "cannot cache function ...: no locator available"
-            _log.debug("numba cache unavailable for %s: %s", fn.__name__, e)
-        return dispatcher
-    try:
-        return njit(cache=True, nogil=True)(fn)
-    except RuntimeError as e:
-        _log.debug("numba cache unavailable for %s: %s", fn.__name__, e)
-        return njit(cache=False, nogil=True)(fn)
+#: ``njit(nogil=True)`` with the user-wide disk cache (:mod:`._kernel_jit`)
+_jit = cached_jit(_kernel_cache.JSON_KERNELS)
 
 
 def _inline(fn: Callable[..., Any]) -> Any:

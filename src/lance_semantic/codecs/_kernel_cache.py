@@ -13,11 +13,14 @@ if that is set, else ``lance-semantic`` in the platform's cache folder (``$XDG_C
 ``~/.cache`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows). numba's
 index in that folder also keys every entry by signature, CPU and Python version, so one folder
 serves every environment of one user.
+
+The module functions describe the JSON codec's kernels; :class:`KernelCache` describes any
+other kernels module the same way (vector search's training kernels use one), each keyed by
+its own sources.
 """
 
 from __future__ import annotations
 
-import functools
 import glob
 import hashlib
 import os
@@ -25,12 +28,50 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["cache_dir", "source_digest", "is_cached", "KERNEL_SOURCES"]
+__all__ = [
+    "cache_dir",
+    "source_digest",
+    "is_cached",
+    "KERNEL_SOURCES",
+    "KernelCache",
+    "JSON_KERNELS",
+]
 
 _HERE = Path(__file__).resolve().parent
 #: the files whose text the compiled kernels depend on (the kernels read the constants of
 #: ``_jsonb_format`` at compile time, so a change there must invalidate the cache too)
 KERNEL_SOURCES = (_HERE / "_jsonb_kernels.py", _HERE / "_jsonb_format.py")
+
+
+class KernelCache:
+    """The disk cache of one kernels module: ``module`` is its file name without ``.py``,
+    ``sources`` the files whose text its compiled code depends on (itself first)."""
+
+    def __init__(self, module: str, sources: tuple[Path, ...]) -> None:
+        self.module = module
+        self.sources = sources
+        self._digest: str | None = None
+
+    def source_digest(self) -> str:
+        """sha256 of the sources (hex): the compiled code is valid while they are unchanged."""
+        if self._digest is None:
+            h = hashlib.sha256()
+            for path in self.sources:
+                h.update(path.read_bytes())
+            self._digest = h.hexdigest()
+        return self._digest
+
+    def cache_dir(self) -> Path:
+        """The folder the kernels are cached in (it may not exist yet)."""
+        return _user_cache_root() / f"numba-{_numba_version()}-{self.source_digest()[:16]}"
+
+    def is_cached(self, kernel: str) -> bool:
+        """Whether numba's index for ``kernel`` (a function of the module) exists in
+        :meth:`cache_dir` for this Python: then the first call loads it instead of compiling."""
+        abi = getattr(sys, "abiflags", "")
+        py = f"py{sys.version_info[0]}{sys.version_info[1]}{abi}"
+        folder = glob.escape(str(self.cache_dir()))
+        return bool(glob.glob(os.path.join(folder, f"{self.module}.{kernel}-*.{py}.nbi")))
 
 
 def _user_cache_root() -> Path:
@@ -49,15 +90,6 @@ def _user_cache_root() -> Path:
     return Path(base) / "lance-semantic"
 
 
-@functools.lru_cache(maxsize=1)
-def source_digest() -> str:
-    """sha256 of the kernel sources (hex): the compiled code is valid while it is unchanged."""
-    h = hashlib.sha256()
-    for path in KERNEL_SOURCES:
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def _numba_version() -> str:
     try:
         return metadata.version("numba")
@@ -65,16 +97,21 @@ def _numba_version() -> str:
         return "unknown"
 
 
+#: the JSON codec's kernels (``_jsonb_kernels``)
+JSON_KERNELS = KernelCache("_jsonb_kernels", KERNEL_SOURCES)
+
+
+def source_digest() -> str:
+    """sha256 of the JSON kernel sources (hex): the compiled code is valid while unchanged."""
+    return JSON_KERNELS.source_digest()
+
+
 def cache_dir() -> Path:
-    """The folder the kernels are cached in (it may not exist yet)."""
-    name = f"numba-{_numba_version()}-{source_digest()[:16]}"
-    return _user_cache_root() / name
+    """The folder the JSON kernels are cached in (it may not exist yet)."""
+    return JSON_KERNELS.cache_dir()
 
 
 def is_cached(kernel: str) -> bool:
     """Whether numba's index for ``kernel`` (a function of ``_jsonb_kernels``) exists in
     :func:`cache_dir` for this Python: then the first call loads it instead of compiling."""
-    abi = getattr(sys, "abiflags", "")
-    py = f"py{sys.version_info[0]}{sys.version_info[1]}{abi}"
-    pattern = os.path.join(glob.escape(str(cache_dir())), f"_jsonb_kernels.{kernel}-*.{py}.nbi")
-    return bool(glob.glob(pattern))
+    return JSON_KERNELS.is_cached(kernel)

@@ -15,6 +15,11 @@ Before a compile, one line goes to the ``lance_semantic`` logger (stderr when lo
 configured): ``lance-semantic: compiling the JSON codec's encoder (first use, ~20 s) ...``.
 :func:`KernelGate.warm_up` compiles (or loads) every kernel up front, for an image build or a
 benchmark.
+
+The gate serves other kernels modules too: give it their ``kernels`` table, their
+:class:`~lance_semantic.codecs._kernel_cache.KernelCache` and the ``owner`` named in the
+notice (vector search's training kernels have no reference and set ``reference_bytes`` to 0:
+every call runs the kernel, announced before its first compile).
 """
 
 from __future__ import annotations
@@ -28,7 +33,13 @@ from types import ModuleType
 
 from . import _kernel_cache
 
-__all__ = ["KernelGate", "REFERENCE_SECONDS_CACHED", "REFERENCE_SECONDS_UNCACHED", "KERNELS"]
+__all__ = [
+    "Kernel",
+    "KernelGate",
+    "REFERENCE_SECONDS_CACHED",
+    "REFERENCE_SECONDS_UNCACHED",
+    "KERNELS",
+]
 
 #: seconds of reference work per kernel and process when the kernel is in the disk cache
 REFERENCE_SECONDS_CACHED = 0.25
@@ -62,10 +73,19 @@ class KernelGate:
     calls use)."""
 
     def __init__(
-        self, load: Callable[[], ModuleType], warm: Mapping[str, Callable[[ModuleType], None]]
+        self,
+        load: Callable[[], ModuleType],
+        warm: Mapping[str, Callable[[ModuleType], None]],
+        *,
+        kernels: Mapping[str, Kernel] | None = None,
+        cache: _kernel_cache.KernelCache | None = None,
+        owner: str = "the JSON codec",
     ) -> None:
         self._load = load
         self._warm = warm
+        self._kernels = KERNELS if kernels is None else kernels
+        self._cache = cache
+        self._owner = owner
         self._lock = threading.Lock()
         self._ready: set[str] = set()
         self._budget: dict[str, int] = {}
@@ -90,20 +110,28 @@ class KernelGate:
     def _initial_budget(self, kernel: str) -> int:
         if self.reference_bytes is not None:
             return self.reference_bytes
-        cached = _kernel_cache.is_cached(kernel)
-        seconds = REFERENCE_SECONDS_CACHED if cached else REFERENCE_SECONDS_UNCACHED
-        return int(seconds * KERNELS[kernel].reference_rate)
+        seconds = (
+            REFERENCE_SECONDS_CACHED if self._is_cached(kernel) else REFERENCE_SECONDS_UNCACHED
+        )
+        return int(seconds * self._kernels[kernel].reference_rate)
+
+    def _is_cached(self, kernel: str) -> bool:
+        if self._cache is None:
+            return _kernel_cache.is_cached(kernel)
+        return self._cache.is_cached(kernel)
 
     def _prepare(self, kernel: str) -> float:
         """Load or compile ``kernel`` (caller holds the lock); seconds it took."""
         start = time.perf_counter()
-        if not _kernel_cache.is_cached(kernel):
+        if not self._is_cached(kernel):
+            folder = _kernel_cache.cache_dir() if self._cache is None else self._cache.cache_dir()
             _log.warning(
-                "lance-semantic: compiling the JSON codec's %s (first use, ~%d s; "
+                "lance-semantic: compiling %s's %s (first use, ~%d s; "
                 "cached in %s for later runs) ...",
-                KERNELS[kernel].what,
-                KERNELS[kernel].compile_seconds,
-                _kernel_cache.cache_dir().parent,
+                self._owner,
+                self._kernels[kernel].what,
+                self._kernels[kernel].compile_seconds,
+                folder.parent,
             )
         self._warm[kernel](self._load())
         self._ready.add(kernel)
@@ -113,6 +141,6 @@ class KernelGate:
         """Load or compile every kernel now; seconds each took (0.0: already loaded)."""
         took = {}
         with self._lock:
-            for kernel in KERNELS:
+            for kernel in self._kernels:
                 took[kernel] = 0.0 if kernel in self._ready else self._prepare(kernel)
         return took

@@ -1,0 +1,142 @@
+"""numba kernels of IVF training and encoding (layer L3; imports numba).
+
+Private to :mod:`lance_semantic.vector.ivf_train`, which imports this module through its
+kernel gate (announced before the first compile, cached on disk in the user-wide folder of
+:mod:`lance_semantic.codecs._kernel_cache`, keyed by this file's text). Every array argument is
+a writable, C-contiguous array of the dtype named, so each kernel has one signature:
+
+``assign``          nearest centroid of every row (squared L2, or the largest dot product)
+``seed_distances``  k-means++: lower every row's distance to its nearest chosen centroid
+``accumulate``      k-means update: per-centroid sums (float64) and counts of the rows
+``pq_encode``       the nearest codeword of every sub-vector (codes ``uint8``)
+``sq_encode``       ``floor((x - start) / (end - start) * 255)`` clipped to ``[0, 255]``
+
+The row loops of ``assign``, ``pq_encode`` and ``sq_encode`` run in parallel (``prange``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ..codecs._kernel_jit import cached_jit
+from .ivf_train import KERNEL_CACHE
+
+__all__ = [
+    "assign",
+    "seed_distances",
+    "accumulate",
+    "pq_encode",
+    "sq_encode",
+]
+
+_jit = cached_jit(KERNEL_CACHE)
+_pjit = cached_jit(KERNEL_CACHE, parallel=True, fastmath=True)
+
+
+@_pjit
+def assign(
+    data: np.ndarray,
+    centroids: np.ndarray,
+    use_dot: bool,
+    labels: np.ndarray,
+    dists: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """``labels[i]`` = the centroid nearest row ``i`` of ``data`` (float32 ``[n, d]``) among
+    ``centroids`` (float32 ``[k, d]``); ``dists[i]`` its squared L2 distance, or for
+    ``use_dot`` the negated dot product (the largest dot product is the nearest)."""
+    n, d = data.shape
+    k = centroids.shape[0]
+    for i in prange(n):
+        best = np.float32(np.inf)
+        arg = 0
+        for c in range(k):
+            acc = np.float32(0.0)
+            if use_dot:
+                for j in range(d):
+                    acc -= data[i, j] * centroids[c, j]
+            else:
+                for j in range(d):
+                    t = data[i, j] - centroids[c, j]
+                    acc += t * t
+            if acc < best:
+                best = acc
+                arg = c
+        labels[i] = arg
+        dists[i] = best
+
+
+@_jit
+def seed_distances(
+    data: np.ndarray, center: np.ndarray, min_d: np.ndarray
+) -> float:  # pragma: no cover - compiled
+    """Lower ``min_d[i]`` (float64) to the squared L2 distance of row ``i`` to ``center``
+    (float32 ``[d]``); the new sum of ``min_d``."""
+    n, d = data.shape
+    total = 0.0
+    for i in range(n):
+        acc = 0.0
+        for j in range(d):
+            t = np.float64(data[i, j]) - np.float64(center[j])
+            acc += t * t
+        if acc < min_d[i]:
+            min_d[i] = acc
+        total += min_d[i]
+    return total
+
+
+@_jit
+def accumulate(
+    data: np.ndarray, labels: np.ndarray, sums: np.ndarray, counts: np.ndarray
+) -> None:  # pragma: no cover - compiled
+    """Add every row of ``data`` to ``sums[labels[i]]`` (float64 ``[k, d]``) and count it
+    in ``counts`` (int64 ``[k]``)."""
+    n, d = data.shape
+    for i in range(n):
+        c = labels[i]
+        counts[c] += 1
+        for j in range(d):
+            sums[c, j] += data[i, j]
+
+
+@_pjit
+def pq_encode(
+    data: np.ndarray, codebook: np.ndarray, codes: np.ndarray
+) -> None:  # pragma: no cover - compiled
+    """``codes[i, s]`` = the codeword of ``codebook[s]`` (float32 ``[m, K, d/m]``) nearest
+    (squared L2) sub-vector ``s`` of row ``i`` of ``data`` (float32 ``[n, d]``)."""
+    n = data.shape[0]
+    m, kk, ds = codebook.shape
+    for i in prange(n):
+        for s in range(m):
+            base = s * ds
+            best = np.float32(np.inf)
+            arg = 0
+            for c in range(kk):
+                acc = np.float32(0.0)
+                for j in range(ds):
+                    t = data[i, base + j] - codebook[s, c, j]
+                    acc += t * t
+                if acc < best:
+                    best = acc
+                    arg = c
+            codes[i, s] = arg
+
+
+@_pjit
+def sq_encode(
+    data: np.ndarray, start: float, end: float, codes: np.ndarray
+) -> None:  # pragma: no cover - compiled
+    """8-bit scalar quantization of ``data`` (float32 ``[n, d]``) between ``start`` and
+    ``end`` into ``codes`` (uint8 ``[n, d]``), as pylance 14 (floor, clipped)."""
+    n, d = data.shape
+    span = end - start
+    scale = 255.0 / span if span > 0 else 0.0
+    for i in prange(n):
+        for j in range(d):
+            v = np.floor((np.float64(data[i, j]) - start) * scale)
+            if v < 0.0:
+                v = 0.0
+            elif v > 255.0:
+                v = 255.0
+            codes[i, j] = np.uint8(v)
