@@ -1,12 +1,66 @@
 """Protobuf wire format, the one piece read by hand (layer L3): varints and the fields of a
 message, for the scans of ``_fragments`` (fragment entries of a Manifest message) and of
-index entries (``indices``, ``index_metadata``)."""
+index entries (``indices``, ``index_metadata``), and the few encoders the index entries and
+the IVF index files lance-semantic writes need (``varint``, ``tag_varint``, ``tag_bytes``,
+``tag_double``, ``packed``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import struct
+from collections.abc import Iterable, Iterator
 
-__all__ = ["message_fields", "packed_varints", "read_varint"]
+__all__ = [
+    "message_fields",
+    "packed_varints",
+    "read_varint",
+    "varint",
+    "tag_varint",
+    "tag_bytes",
+    "tag_double",
+    "packed",
+]
+
+
+def varint(value: int) -> bytes:
+    """The varint of ``value`` (a negative int32 / int64 as its 64-bit two's complement).
+
+    >>> varint(300).hex()
+    'ac02'
+    """
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def tag_varint(number: int, value: int) -> bytes:
+    """Field ``number`` as a varint (wire type 0)."""
+    return varint(number << 3) + varint(value)
+
+
+def tag_bytes(number: int, data: bytes) -> bytes:
+    """Field ``number`` length-delimited (wire type 2): bytes, a string, a message."""
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def tag_double(number: int, value: float) -> bytes:
+    """Field ``number`` as a double (wire type 1)."""
+    return varint(number << 3 | 1) + struct.pack("<d", value)
+
+
+def packed(number: int, values: Iterable[int]) -> bytes:
+    """A packed repeated varint field (every value written, zeros included).
+
+    >>> packed(2, [0, 300]).hex()
+    '120300ac02'
+    """
+    return tag_bytes(number, b"".join(varint(int(v)) for v in values))
 
 
 def read_varint(data: bytes, pos: int) -> tuple[int, int]:

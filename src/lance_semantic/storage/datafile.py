@@ -76,15 +76,28 @@ class WrittenFile:
 
 
 class DataFileWriter:
-    """One data file being written: every batch must have exactly ``schema``."""
+    """One data file being written: every batch must have exactly ``schema``.
 
-    def __init__(self, store: ObjectStore, name: str, schema: pa.Schema, version: str) -> None:
+    ``folder`` is where ``name`` goes (``data/``; an index's files go to
+    ``_indices/<uuid>``); :meth:`add_schema_metadata` and :meth:`add_global_buffer` set the
+    file's schema metadata and global buffers, as index files need."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        name: str,
+        schema: pa.Schema,
+        version: str,
+        *,
+        folder: str = DATA_DIR,
+    ) -> None:
         self.name = name
         self.schema = schema
         self.num_rows = 0
         self._store = store
+        self._folder = folder
         note_unstable_version(version)
-        rel = f"{DATA_DIR}/{name}"
+        rel = f"{folder}/{name}"
         self.path = store.uri(rel)
         with guarded("open a writer of the data file", self.path, _WRITE_ERRORS):
             if store.is_local:
@@ -106,13 +119,24 @@ class DataFileWriter:
             raise refused from None
         self.num_rows += batch.num_rows
 
+    def add_schema_metadata(self, key: str, value: str) -> None:
+        """Set ``key`` of the file's schema metadata."""
+        with guarded("write the data file", self.path, _WRITE_ERRORS):
+            self._writer.add_schema_metadata(key, value)
+
+    def add_global_buffer(self, data: bytes) -> int:
+        """Append a global buffer; its index (the file's schema is buffer 0, so the first
+        added is 1)."""
+        with guarded("write the data file", self.path, _WRITE_ERRORS):
+            return int(self._writer.add_global_buffer(data))
+
     def close(self) -> WrittenFile:
         with guarded("finish the data file", self.path, _WRITE_ERRORS):
             self._writer.close()
         # pylance's writer reports the final size itself (no HEAD on an object store)
         size = getattr(self._writer, "size_bytes", None)
         if not isinstance(size, int):
-            size = self._store.size(f"{DATA_DIR}/{self.name}")
+            size = self._store.size(f"{self._folder}/{self.name}")
         return WrittenFile(self.name, self.num_rows, size, self.schema)
 
 

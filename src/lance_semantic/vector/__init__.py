@@ -27,6 +27,8 @@ from .ivf_search import (
     search_ivf,
     search_ivf_segments,
 )
+from .ivf_train import warm_up as warm_up_ivf_kernels
+from .ivf_write import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
 from .metrics import METRICS, Metric, canonical_metric
 
 __all__ = [
@@ -52,4 +54,12 @@ __all__ = [
     "probe_count",
     "search_ivf",
     "search_ivf_segments",
+    # ---- IVF index building (ivf_train, ivf_write) ----
+    "IVF_INDEX_TYPES",
+    "IvfBuilder",
+    "IvfIndexType",
+    "IvfParams",
+    "vector_index_details",
+    "warm_up_ivf_kernels",
+    # ---- end of IVF index building ----
 ]
