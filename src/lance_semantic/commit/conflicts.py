@@ -46,7 +46,9 @@ from ..manifest import (
     Update,
     UpdateConfig,
     decode_transaction,
+    index_entries,
 )
+from ..manifest._pb.lance_table_pb2 import IndexSection
 from ..storage import ObjectStore, UncommittedFiles, paths, read_deleted_rows, write_deleted_rows
 
 __all__ = ["rebase", "commutes", "AffectedRows"]
@@ -82,17 +84,41 @@ def commutes(ours: object, theirs: object) -> bool:
     if isinstance(theirs, _ALWAYS_FINE):
         return True
     if isinstance(ours, Append):
-        return isinstance(theirs, (Append, Delete, Update, Rewrite))
+        return isinstance(theirs, (Append, Delete, Update, Rewrite, CreateIndex))
     if isinstance(ours, Project):
         # Lance's check_project_txn: a schema-only change commutes with every operation that
         # keeps the schema (it is applied on the newest fragments: their files of dropped
         # fields go, indices on them go); Merge / Project change the schema themselves (and
         # rebase() refuses a Project that makes a field non-nullable over new rows)
         return isinstance(theirs, (Append, Delete, Update, Rewrite, CreateIndex))
+    if isinstance(ours, CreateIndex):
+        return _index_commutes(ours, theirs)
     mine, other = _touched(ours), _touched(theirs)
     if mine is None or other is None:
         return False
     return not (mine & other)
+
+
+def _index_names(op: CreateIndex) -> set[str]:
+    return {e.name for e in index_entries(_section(op.new_indices + op.removed_indices))}
+
+
+def _section(raw: tuple[bytes, ...]) -> bytes | None:
+    return IndexSection(indices=list(raw)).SerializeToString() if raw else None
+
+
+def _index_commutes(ours: CreateIndex, theirs: object) -> bool:
+    """Lance's ``check_create_index_txn``: an index commit is untouched by appends, deletes
+    and updates (rows outside its fragments are searched flat, deleted rows filtered), by
+    an index commit of other names, and by a compaction of fragments it does not cover."""
+    if isinstance(theirs, (Append, Delete, Update)):
+        return True
+    if isinstance(theirs, CreateIndex):
+        return not (_index_names(ours) & _index_names(theirs))
+    if isinstance(theirs, Rewrite):
+        covered = {i for e in index_entries(_section(ours.new_indices)) for i in e.fragment_ids}
+        return not (covered & (_touched(theirs) or set()))
+    return False
 
 
 def _transaction_of(store: ObjectStore, manifest: Manifest) -> Transaction | None:

@@ -17,6 +17,7 @@ from ..errors import CommitConflictError
 from ..manifest import (
     DEFAULT_DATA_FORMAT,
     Append,
+    CreateIndex,
     Delete,
     Fragment,
     Manifest,
@@ -31,6 +32,7 @@ from ..manifest import (
     UpdateConfig,
     WriterVersion,
     flags,
+    with_index_changes,
     without_indices_on_missing_fields,
 )
 from ..schema import TableSchema, freeze_metadata, upgrade_schema
@@ -176,6 +178,13 @@ def _(op: Update, base: Manifest | None) -> Manifest:
     kept = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in gone)
     new = _assign_ids(op.new_fragments, next_fragment_id(base))
     return replace(base, fragments=kept + new)
+
+
+@_apply.register
+def _(op: CreateIndex, base: Manifest | None) -> Manifest:
+    base = _require(base, op)
+    section = with_index_changes(base.index_section, op.new_indices, op.removed_indices)
+    return replace(base, index_section=section)
 
 
 @_apply.register

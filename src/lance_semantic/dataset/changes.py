@@ -1,6 +1,6 @@
 """The verbs of ``Dataset`` that commit (layer L5): ``delete``, ``update``,
 ``merge_insert``, ``add_columns`` / ``drop_columns`` / ``alter_columns``,
-``set_output_encoding``, ``upgrade_semantic_types`` and ``optimize``.
+``set_output_encoding``, ``upgrade_semantic_types``, ``create_index`` and ``optimize``.
 
 Each checks its arguments, runs its operation (``mutations``, ``evolution``,
 ``maintenance``, ``compaction``) on the handle's snapshot and moves the handle to the version
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 from ..read import Filter
-from . import evolution, mutations
+from . import evolution, indices, mutations
 from .compaction import DatasetOptimizer
 from .core import arguments as args
 from .handle import Handle
@@ -207,6 +207,109 @@ class Changes(Handle):
         pyarrow.Field<id: int64 not null>
         """
         self._advance(evolution.alter_columns(self._snapshot(), alterations))
+        return self
+
+    def create_index(
+        self,
+        column: str | list[str],
+        index_type: str,
+        name: str | None = None,
+        metric: str = "L2",
+        replace: bool = False,
+        num_partitions: int | None = None,
+        ivf_centroids: Any = None,
+        pq_codebook: Any = None,
+        num_sub_vectors: int | None = None,
+        accelerator: Any = None,
+        index_cache_size: int | None = None,
+        shuffle_partition_batches: int | None = None,
+        shuffle_partition_concurrency: int | None = None,
+        ivf_centroids_file: str | None = None,
+        precomputed_partition_dataset: str | None = None,
+        storage_options: dict[str, str] | None = None,
+        filter_nan: bool = True,
+        train: bool = True,
+        fragment_ids: list[int] | None = None,
+        index_uuid: str | None = None,
+        *,
+        target_partition_size: int | None = None,
+        streaming_sample_rate: int | None = None,
+        streaming_coreset_rate: int | None = None,
+        streaming_refine_passes: int | None = None,
+        skip_transpose: bool = False,
+        progress_callback: Any = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Build a vector index over ``column`` in pylance 14's format and commit it
+        (pylance's ``LanceDataset.create_index``, same signature and defaults); pylance
+        lists it, plans ``nearest`` through it and rewrites it like its own.
+
+        ``index_type`` is ``IVF_FLAT``, ``IVF_PQ`` or ``IVF_SQ`` (any case); ``metric`` l2 /
+        euclidean, cosine or dot. The name defaults to ``<column>_idx``; ``replace=True``
+        replaces an index of that name. IVF_PQ needs ``num_partitions`` and
+        ``num_sub_vectors`` (dividing the dimension); ``num_bits`` (8), ``max_iters`` (50)
+        and ``sample_rate`` (256) are keyword options. ``ivf_centroids`` (``[P, d]``) and
+        ``pq_codebook`` skip the training they replace. Null vectors are not indexed (nor
+        ones with a NaN, with ``filter_nan``). ``index_cache_size`` and ``storage_options``
+        are accepted and unused (the table's store is already open).
+
+        Raises
+        ------
+        NotSupportedYetError
+            Another index type (HNSW, RQ, scalar), non-float32 vectors, 4-bit PQ, or an
+            option of pylance's own engine (``accelerator``, the shuffle options,
+            ``ivf_centroids_file``, ``precomputed_partition_dataset``, the streaming
+            options), ``train=False``, ``fragment_ids``, ``skip_transpose``,
+            ``progress_callback``.
+        NotImplementedError, ValueError, TypeError, ColumnNotFoundError, RuntimeError
+            As pylance: an unknown index type or metric, ``num_sub_vectors`` that does not
+            divide the dimension, a column that is missing or not a vector column, an
+            existing index of that name without ``replace``. Nothing is committed.
+
+        Examples
+        --------
+        >>> import numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((1000, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec}), "t.lance")
+        >>> ds.create_index("vec", "IVF_PQ", num_partitions=2, num_sub_vectors=2).version
+        2
+        >>> [(i["name"], i["type"]) for i in ds.list_indices()]
+        [('vec_idx', 'IVF_PQ')]
+        """
+        options = {
+            "accelerator": accelerator,
+            "shuffle_partition_batches": shuffle_partition_batches,
+            "shuffle_partition_concurrency": shuffle_partition_concurrency,
+            "ivf_centroids_file": ivf_centroids_file,
+            "precomputed_partition_dataset": precomputed_partition_dataset,
+            "streaming_sample_rate": streaming_sample_rate,
+            "streaming_coreset_rate": streaming_coreset_rate,
+            "streaming_refine_passes": streaming_refine_passes,
+            "train": train,
+            "fragment_ids": fragment_ids,
+            "skip_transpose": skip_transpose,
+            "progress_callback": progress_callback,
+        }
+        self._apply(
+            lambda snap: indices.create_index(
+                snap,
+                column,
+                index_type,
+                name,
+                metric,
+                replace,
+                num_partitions,
+                ivf_centroids,
+                pq_codebook,
+                num_sub_vectors,
+                filter_nan=filter_nan,
+                index_uuid=index_uuid,
+                target_partition_size=target_partition_size,
+                options=options,
+                kwargs=kwargs,
+            )
+        )
         return self
 
     @property

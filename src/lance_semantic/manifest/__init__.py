@@ -41,7 +41,15 @@ from .flags import (
     unknown_reader_flags,
     unknown_writer_flags,
 )
-from .index_metadata import IndexEntry, IndexFile, index_entries, index_type_name
+from .index_metadata import (
+    IndexEntry,
+    IndexFile,
+    encode_index_entry,
+    entry_uuid,
+    index_entries,
+    index_type_name,
+    with_index_changes,
+)
 from .indices import index_field_ids, indices_on_fields, without_indices_on_missing_fields
 from .model import (
     COMMIT_MESSAGE_KEY,
@@ -143,5 +151,8 @@ __all__ = [
     "IndexEntry",
     "IndexFile",
     "index_entries",
+    "encode_index_entry",
+    "entry_uuid",
+    "with_index_changes",
     "index_type_name",
 ]

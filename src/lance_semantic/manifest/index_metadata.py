@@ -1,9 +1,11 @@
 """The entries of a manifest's ``IndexSection``, decoded for reading (layer L3;
 docs/format/lance-format-facts.md §3 "IndexSection / IndexMetadata").
 
-lance-semantic builds no index; this reads what pylance's indices record so that
-``Dataset.list_indices`` reports them as pylance does and cleanup keeps their files. The
-manifest itself keeps the section as raw bytes (``Manifest.index_section``).
+This reads what pylance's indices record so that ``Dataset.list_indices`` reports them as
+pylance does and cleanup keeps their files, and :func:`encode_index_entry` writes the entry
+of an index lance-semantic builds (``CreateIndex.new_indices``). The manifest itself keeps
+the section as raw bytes (``Manifest.index_section``); :func:`with_index_changes` applies a
+CreateIndex to it.
 
 ``IndexMetadata``: 1 uuid (``UUID{1 bytes}``) · 2 fields (repeated int32) · 3 name ·
 4 dataset_version · 5 fragment_bitmap (portable 32-bit roaring) · 6 index_details
@@ -20,9 +22,18 @@ from pyroaring import BitMap
 
 from ._pb import lance_table_pb2 as tpb
 from ._wire import message_fields as _fields
+from ._wire import packed, tag_bytes, tag_varint
 from ._wire import packed_varints as _varints
 
-__all__ = ["IndexEntry", "IndexFile", "index_entries", "index_type_name"]
+__all__ = [
+    "IndexEntry",
+    "IndexFile",
+    "index_entries",
+    "index_type_name",
+    "encode_index_entry",
+    "entry_uuid",
+    "with_index_changes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,3 +168,47 @@ def index_type_name(type_url: str, details: bytes) -> str:
         )
         return "IVF_" + ("HNSW_" if _VECTOR_HNSW in present else "") + compression
     return message.removesuffix("IndexDetails") or "Unknown"
+
+
+def encode_index_entry(entry: IndexEntry) -> bytes:
+    """The serialized ``IndexMetadata`` of ``entry`` (as pylance 14 writes it: the uuid as
+    ``UUID{1 bytes}``, packed fields, a portable roaring fragment bitmap, the details as an
+    ``Any``, the files with their sizes).
+
+    >>> e = IndexEntry("00000000-0000-0000-0000-000000000001", "v_idx", (1,), 1, (0,),
+    ...                "/lance.index.pb.VectorIndexDetails", b"", 1, 5, None, ())
+    >>> index_entries(tpb.IndexSection(indices=[encode_index_entry(e)]).SerializeToString())[0] == e
+    True
+    """
+    out = tag_bytes(1, tag_bytes(1, uuidlib.UUID(entry.uuid).bytes))
+    out += packed(2, entry.fields)
+    out += tag_bytes(3, entry.name.encode())
+    out += tag_varint(4, entry.dataset_version)
+    out += tag_bytes(5, BitMap(entry.fragment_ids).serialize())
+    out += tag_bytes(6, tag_bytes(1, entry.type_url.encode()) + tag_bytes(2, entry.details))
+    out += tag_varint(7, entry.index_version)
+    if entry.created_at_ms is not None:
+        out += tag_varint(8, entry.created_at_ms)
+    if entry.base_id is not None:
+        out += tag_varint(9, entry.base_id)
+    for f in entry.files:
+        out += tag_bytes(10, tag_bytes(1, f.path.encode()) + tag_varint(2, f.size_bytes))
+    return out
+
+
+def entry_uuid(raw: bytes) -> str:
+    """The uuid of one serialized ``IndexMetadata``."""
+    return _entry(raw).uuid
+
+
+def with_index_changes(
+    section: bytes | None, new: tuple[bytes, ...], removed: tuple[bytes, ...]
+) -> bytes | None:
+    """``section`` after a CreateIndex: the entries of ``removed`` (matched by uuid) dropped,
+    those of ``new`` appended; the other entries byte for byte unchanged."""
+    gone = {entry_uuid(r) for r in removed} | {entry_uuid(n) for n in new}
+    kept = [] if not section else list(tpb.IndexSection.FromString(section).indices)
+    kept = [raw for raw in kept if entry_uuid(raw) not in gone] + list(new)
+    if not kept:
+        return None
+    return tpb.IndexSection(indices=kept).SerializeToString()

@@ -1,0 +1,362 @@
+"""``Dataset.create_index`` for IVF_FLAT, IVF_PQ and IVF_SQ, in pylance 14's formats
+(layer L5; docs/format/index-formats.md).
+
+The build reads the vector column twice, batch by batch: once for a random training sample
+(``num_partitions * sample_rate`` rows for the centroids, ``2**num_bits * sample_rate`` for
+the PQ codebook or the SQ bounds; with a table that small, the sample is every row and the
+second read is skipped), once to assign every row to its partition and encode it
+(vector/ivf_write.py). The files go to ``_indices/<uuid>/`` and one ``CreateIndex``
+transaction commits the index entry (``/lance.index.pb.VectorIndexDetails``, name
+``<column>_idx``, the fragments read, the files with their sizes); on any error nothing is
+committed and the files written are removed.
+
+As pylance 14: null vectors are not indexed (nor, with ``filter_nan``, vectors holding a
+NaN); ``num_partitions`` above what the rows allow is lowered with a warning (IVF_PQ: one
+partition per 256 rows; others: one per row); without ``num_partitions``, IVF_FLAT takes one
+per 4096 rows and IVF_SQ one per 8192 (IVF_PQ requires it).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid as uuidlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ...commit import commit
+from ...errors import ColumnNotFoundError, NotSupportedYetError
+from ...manifest import (
+    CreateIndex,
+    IndexEntry,
+    IndexFile,
+    Manifest,
+    encode_index_entry,
+    index_entries,
+)
+from ...read import ScanRequest, plan_scan, run_scan
+from ...storage import UncommittedFiles
+from ...vector import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
+from ...vector.metrics import Metric, canonical_metric
+from ..core import Snapshot
+
+__all__ = ["create_index", "ENGINE_ONLY_OPTIONS"]
+
+_log = logging.getLogger("lance_semantic")
+
+VECTOR_DETAILS_TYPE_URL = "/lance.index.pb.VectorIndexDetails"
+_SUPPORTED_BY_PYLANCE = (
+    "IVF_FLAT",
+    "IVF_PQ",
+    "IVF_SQ",
+    "IVF_HNSW_FLAT",
+    "IVF_HNSW_PQ",
+    "IVF_HNSW_SQ",
+    "IVF_RQ",
+)
+#: options that only pylance's engine has (refused by name when set)
+ENGINE_ONLY_OPTIONS = (
+    "accelerator",
+    "shuffle_partition_batches",
+    "shuffle_partition_concurrency",
+    "ivf_centroids_file",
+    "precomputed_partition_dataset",
+    "streaming_sample_rate",
+    "streaming_coreset_rate",
+    "streaming_refine_passes",
+)
+_KNOWN_KWARGS = {"num_bits", "max_iters", "sample_rate"}
+_TARGET_PARTITION_SIZE = {"IVF_FLAT": 4096, "IVF_SQ": 8192}
+_BATCH = 8192
+F32 = npt.NDArray[np.float32]
+
+
+def _index_type(index_type: object) -> IvfIndexType:
+    if not isinstance(index_type, str):
+        raise TypeError(f"index_type must be a str, got {type(index_type).__name__}")
+    upper = index_type.upper()
+    if upper in IVF_INDEX_TYPES:
+        return cast(IvfIndexType, upper)
+    if upper in _SUPPORTED_BY_PYLANCE:
+        raise NotSupportedYetError(
+            f"create_index: index_type {upper} (only IVF_FLAT, IVF_PQ, IVF_SQ)"
+        )
+    if upper in {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP"}:
+        raise NotSupportedYetError(f"create_index: scalar index_type {upper}")
+    raise NotImplementedError(
+        f"Only {list(_SUPPORTED_BY_PYLANCE)} index types supported. Got {index_type}"
+    )
+
+
+def _positive(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return int(value)
+
+
+def _refuse_engine_options(options: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    named = [k for k in ENGINE_ONLY_OPTIONS if options.get(k) is not None]
+    unknown = sorted(set(kwargs) - _KNOWN_KWARGS)
+    if named or unknown:
+        raise NotSupportedYetError(
+            f"create_index: {', '.join(named + unknown)} (options of pylance's own engine)"
+        )
+    for k, v in (
+        ("train", options["train"] is False),
+        ("fragment_ids", options["fragment_ids"] is not None),
+        ("skip_transpose", options["skip_transpose"] is True),
+        ("progress_callback", options["progress_callback"] is not None),
+    ):
+        if v:
+            raise NotSupportedYetError(f"create_index: {k}={options[k]!r}")
+
+
+def _vector_column(snap: Snapshot, column: object) -> tuple[str, int, int]:
+    """The column's name, field id and dimension (float32 fixed-size lists only)."""
+    if isinstance(column, (list, tuple)):
+        if len(column) != 1:
+            raise NotSupportedYetError("create_index: a vector index over several columns")
+        column = column[0]
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a str, got {type(column).__name__}")
+    schema = snap.schema
+    if column not in schema.names:
+        raise ColumnNotFoundError(column, tuple(schema.names))
+    dtype = schema.field(column).type
+    if not pa.types.is_fixed_size_list(dtype) or not (
+        pa.types.is_floating(dtype.value_type) or pa.types.is_integer(dtype.value_type)
+    ):
+        raise TypeError(
+            f"Vector column {column} must be FixedSizeListArray 1-dimensional "
+            f"FixedShapeTensorArray, got {dtype}"
+        )
+    if dtype.value_type != pa.float32():
+        raise NotSupportedYetError(
+            f"create_index: vectors of {dtype.value_type} (column {column}; float32 only)"
+        )
+    field_id = next(f.id for f in snap.semantic_schema if f.path == column)
+    return column, field_id, int(dtype.list_size)
+
+
+def _batches(
+    snap: Snapshot, column: str
+) -> Callable[[], Iterator[tuple[npt.NDArray[np.uint64], F32, npt.NDArray[np.bool_]]]]:
+    """A fresh stream of (row addresses, vectors, valid) per batch of the column."""
+    request = ScanRequest(columns=[column], with_row_address=True, batch_size=_BATCH)
+    plan = plan_scan(snap.semantic_schema, request, flagged=snap.semantic_types)
+
+    def stream() -> Iterator[tuple[npt.NDArray[np.uint64], F32, npt.NDArray[np.bool_]]]:
+        for batch in run_scan(
+            snap.store, snap.semantic_schema, snap.manifest.fragments, plan, request
+        ):
+            arr = batch.column(column)
+            if isinstance(arr, pa.ChunkedArray):  # pragma: no cover - batches hold arrays
+                arr = arr.combine_chunks()
+            d = arr.type.list_size
+            values = arr.values.slice(arr.offset * d, len(arr) * d)
+            x = values.to_numpy(zero_copy_only=False).reshape(len(arr), d)
+            valid = arr.is_valid().to_numpy(zero_copy_only=False)
+            addresses = batch.column("_rowaddr").to_numpy()
+            yield addresses, x, valid
+
+    return stream
+
+
+def _usable(x: F32, valid: npt.NDArray[np.bool_], filter_nan: bool) -> npt.NDArray[np.bool_]:
+    keep = valid.copy()
+    if filter_nan:
+        keep &= ~np.isnan(x).any(axis=1)
+    return keep
+
+
+def create_index(
+    snap: Snapshot,
+    column: str | list[str],
+    index_type: str,
+    name: str | None = None,
+    metric: str = "L2",
+    replace: bool = False,
+    num_partitions: int | None = None,
+    ivf_centroids: Any = None,
+    pq_codebook: Any = None,
+    num_sub_vectors: int | None = None,
+    *,
+    filter_nan: bool = True,
+    index_uuid: str | None = None,
+    target_partition_size: int | None = None,
+    options: dict[str, Any],
+    kwargs: dict[str, Any],
+) -> tuple[Manifest, None]:
+    """Build and commit the index; the new manifest. See ``Dataset.create_index``."""
+    kind = _index_type(index_type)
+    _refuse_engine_options(options, kwargs)
+    metric_name: Metric = canonical_metric(metric)
+    if metric_name == "hamming":
+        raise NotSupportedYetError("create_index: metric hamming")
+    column_name, field_id, dim = _vector_column(snap, column)
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    index_name = name or f"{column_name}_idx"
+    num_bits = _positive("num_bits", kwargs.get("num_bits", 8))
+    max_iters = _positive("max_iters", kwargs.get("max_iters", 50))
+    sample_rate = _positive("sample_rate", kwargs.get("sample_rate", 256))
+    if kind == "IVF_PQ":
+        if num_partitions is None or num_sub_vectors is None:
+            raise ValueError("num_partitions and num_sub_vectors are required for IVF_PQ")
+        m = _positive("num_sub_vectors", num_sub_vectors)
+        if dim % m:
+            raise ValueError(f"dimension ({dim}) must be divisible by num_sub_vectors ({m})")
+        if num_bits == 4:
+            raise NotSupportedYetError("create_index: num_bits=4 (4-bit PQ codes)")
+        if num_bits != 8:
+            raise RuntimeError(f"ProductQuantization: num_bits {num_bits} not supported")
+    elif kind == "IVF_SQ" and num_bits != 8:
+        raise NotSupportedYetError(f"create_index: IVF_SQ with num_bits={num_bits}")
+    if num_partitions is not None:
+        num_partitions = _positive("num_partitions", num_partitions)
+    if target_partition_size is not None:
+        target_partition_size = _positive("target_partition_size", target_partition_size)
+    if index_uuid is not None:
+        index_uuid = str(uuidlib.UUID(str(index_uuid)))
+    existing = [e for e in index_entries(snap.manifest.index_section) if e.name == index_name]
+    if existing and not replace:
+        raise RuntimeError(
+            f"Index name '{index_name}' already exists, please specify a different name or "
+            "use replace=True"
+        )
+    centroids = None if ivf_centroids is None else _matrix("ivf_centroids", ivf_centroids, dim)
+    if centroids is not None:
+        if num_partitions is not None and num_partitions != len(centroids):
+            raise ValueError(
+                f"ivf_centroids: {len(centroids)} centroids for num_partitions={num_partitions}"
+            )
+        num_partitions = len(centroids)
+    codebook = None
+    if pq_codebook is not None:
+        if kind != "IVF_PQ":
+            raise ValueError(f"pq_codebook: not used by {kind}")
+        codebook = np.asarray(pq_codebook, dtype=np.float32)
+        if codebook.size != (1 << num_bits) * dim:
+            raise ValueError(
+                f"pq_codebook: {codebook.size} values, expected {(1 << num_bits) * dim} "
+                f"(num_sub_vectors x 2**num_bits x dimension / num_sub_vectors)"
+            )
+
+    stream = _batches(snap, column_name)
+    total = snap.manifest.num_rows
+    rng = np.random.default_rng()
+    requested = num_partitions or 1
+    params = IvfParams(
+        kind, metric_name, requested, num_sub_vectors, num_bits, max_iters, sample_rate
+    )
+    want = params.sample_size()
+    chosen = np.sort(rng.choice(total, size=min(total, want), replace=False)) if total else None
+    sample_x: list[F32] = []
+    kept: list[tuple[npt.NDArray[np.uint64], F32]] = []
+    whole = total <= want
+    seen = 0
+    usable_rows = 0
+    for addresses, x, valid in stream():
+        keep = _usable(x, valid, filter_nan)
+        usable_rows += int(keep.sum())
+        if whole:
+            kept.append((addresses[keep], x[keep]))
+            sample_x.append(x[keep])
+        elif chosen is not None:
+            lo, hi = np.searchsorted(chosen, [seen, seen + len(x)])
+            picked = chosen[lo:hi] - seen
+            picked = picked[keep[picked]]
+            sample_x.append(x[picked])
+        seen += len(x)
+    sample = np.concatenate(sample_x) if sample_x else np.empty((0, dim), np.float32)
+    rows = usable_rows if whole else total
+    num_partitions = _partitions(kind, num_partitions, rows, target_partition_size, column_name)
+    if len(sample) < num_partitions:
+        raise ValueError(
+            f"create_index: {len(sample)} vectors to train {num_partitions} partitions on "
+            f"(column {column_name})"
+        )
+    rng.shuffle(sample)
+    params = IvfParams(
+        kind, metric_name, num_partitions, num_sub_vectors, num_bits, max_iters, sample_rate
+    )
+    builder = IvfBuilder(params, dim)
+    builder.train(sample, ivf_centroids=centroids, pq_codebook=codebook)
+    del sample, sample_x
+    if whole:
+        for addresses, x in kept:
+            builder.add(addresses, x)
+    else:
+        for addresses, x, valid in stream():
+            keep = _usable(x, valid, filter_nan)
+            builder.add(addresses[keep], x[keep])
+    uuid = index_uuid or str(uuidlib.uuid4())
+    folder = f"_indices/{uuid}"
+    with UncommittedFiles(snap.store) as files:
+        files.add(f"{folder}/auxiliary.idx")
+        files.add(f"{folder}/index.idx")
+        written = builder.write(snap.store, folder)
+        entry = IndexEntry(
+            uuid=uuid,
+            name=index_name,
+            fields=(field_id,),
+            dataset_version=snap.version,
+            fragment_ids=tuple(sorted(f.id for f in snap.manifest.fragments)),
+            type_url=VECTOR_DETAILS_TYPE_URL,
+            details=vector_index_details(params),
+            index_version=1,
+            created_at_ms=int(time.time() * 1000),
+            base_id=None,
+            files=tuple(IndexFile(f.path, f.size_bytes) for f in written),
+        )
+        op = CreateIndex(
+            new_indices=(encode_index_entry(entry),),
+            removed_indices=tuple(_raw_entries(snap, {e.uuid for e in existing})),
+        )
+        manifest = commit(snap.store, snap.manifest, op, files=files)
+    return manifest, None
+
+
+def _raw_entries(snap: Snapshot, uuids: set[str]) -> Sequence[bytes]:
+    from ...manifest import entry_uuid
+    from ...manifest._pb.lance_table_pb2 import IndexSection
+
+    if not snap.manifest.index_section or not uuids:
+        return []
+    raw = IndexSection.FromString(snap.manifest.index_section).indices
+    return [r for r in raw if entry_uuid(r) in uuids]
+
+
+def _matrix(name: str, value: Any, dim: int) -> F32:
+    if isinstance(value, (pa.FixedSizeListArray, pa.ChunkedArray)):
+        value = np.stack(value.to_numpy(zero_copy_only=False))
+    arr = np.asarray(value, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[1] != dim or len(arr) == 0:
+        raise ValueError(f"{name}: expected a [num_partitions, {dim}] array, got {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+def _partitions(
+    kind: IvfIndexType, requested: int | None, rows: int, target: int | None, column: str
+) -> int:
+    if requested is None:
+        size = target or _TARGET_PARTITION_SIZE[kind]
+        return max(1, rows // size)
+    most = rows // 256 if kind == "IVF_PQ" else rows
+    if requested > most:
+        _log.warning(
+            "lance-semantic: create_index: training %d of the %d requested IVF partitions; "
+            "column '%s' holds %d vectors",
+            max(1, most),
+            requested,
+            column,
+            rows,
+        )
+        return max(1, most)
+    return requested
