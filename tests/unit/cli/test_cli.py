@@ -277,3 +277,4 @@ def test_warm_up_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["warm-up"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("JSON codec ready") and "encode_rows" in out and "render_rows" in out
+    assert "vector index kernels ready: " in out and "assign" in out

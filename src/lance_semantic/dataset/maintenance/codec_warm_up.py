@@ -1,22 +1,26 @@
-"""``ls.warm_up``: the JSON codec's compiled kernels, loaded or compiled ahead of need
-(layer L5)."""
+"""``ls.warm_up``: the compiled kernels of the JSON codec and of vector search's index
+building, loaded or compiled ahead of need (layer L5)."""
 
 from __future__ import annotations
 
 from ...codecs import json as json_codec
+from ...vector import warm_up_ivf_kernels
 
 __all__ = ["warm_up"]
 
 
 def warm_up() -> dict[str, float]:
-    """Load the JSON codec's compiled kernels, or compile them into the user-wide cache now
-    (the first time on a machine: 10 to 30 s each, said on stderr); seconds each took.
+    """Load the JSON codec's and the IVF index builder's compiled kernels, or compile them
+    into the user-wide cache now (the first time on a machine: 10 to 30 s each for the JSON
+    codec, a few seconds each for the IVF kernels, said on stderr); seconds each took.
 
     Not needed: a process converts its first few MB of JSON without them and loads them when
-    its work grows. Useful in an image build (``lance-semantic warm-up``) or before timing.
+    its work grows; ``create_index`` loads the IVF kernels on its first call. Useful in an
+    image build (``lance-semantic warm-up``) or before timing.
 
     >>> import lance_semantic as ls
-    >>> sorted(ls.warm_up())
-    ['check_rows', 'encode_rows', 'render_rows']
+    >>> sorted(ls.warm_up())  # doctest: +NORMALIZE_WHITESPACE
+    ['accumulate', 'assign', 'check_rows', 'encode_rows', 'pq_encode', 'render_rows',
+     'seed_distances', 'sq_encode']
     """
-    return json_codec.warm_up()
+    return {**json_codec.warm_up(), **warm_up_ivf_kernels()}
