@@ -213,3 +213,35 @@ def test_engine_options_and_other_types_are_not_supported_yet(tmp_path: Path, op
         with pytest.raises(ls.NotSupportedYetError, match=index_type):
             ls.dataset(ours).create_index("vec", index_type, num_partitions=2)
     assert lance.dataset(ours).version == 1
+
+
+def test_index_commits_conflict_as_lance_rules_say(tmp_path: Path) -> None:
+    """A concurrent pylance index of the same name, or a compaction of the indexed
+    fragments, makes our CreateIndex a (retryable) conflict; nothing is committed."""
+    ours, _ = _twins(tmp_path)
+    stale = ls.dataset(ours)
+    lance.dataset(ours).create_index("vec", "IVF_FLAT", num_partitions=2)
+    with pytest.raises(ls.CommitConflictError):
+        stale.create_index("vec", "IVF_FLAT", num_partitions=2, replace=True)
+    assert lance.dataset(ours).version == 2
+    ls.dataset(ours).create_index("vec", "IVF_SQ", num_partitions=2, name="other")
+    stale = ls.dataset(ours)
+    lance.dataset(ours).delete("id < 3000")
+    assert lance.dataset(ours).optimize.compact_files().fragments_removed == 1
+    third = "00000000-0000-0000-0000-000000000003"
+    with pytest.raises(ls.CommitConflictError):
+        stale.create_index("vec", "IVF_FLAT", num_partitions=2, name="third", index_uuid=third)
+    assert not (Path(ours) / "_indices" / third).exists()  # its files were removed
+    names = sorted(i["name"] for i in lance.dataset(ours).list_indices())
+    assert names == ["other", "vec_idx"]
+
+
+def test_a_flagged_table_gets_the_same_index(tmp_path: Path) -> None:
+    uri = str(tmp_path / "f.lance")
+    ds = ls.write_dataset(_table(), uri, semantic_types=True)
+    ds.create_index("vec", "IVF_PQ", num_partitions=4, num_sub_vectors=4)
+    assert [(i["name"], i["type"]) for i in ls.dataset(uri).list_indices()] == [
+        ("vec_idx", "IVF_PQ")
+    ]
+    (folder,) = (Path(uri) / "_indices").iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == ["auxiliary.idx", "index.idx"]

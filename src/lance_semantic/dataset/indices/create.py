@@ -298,28 +298,32 @@ def create_index(
             builder.add(addresses[keep], x[keep])
     uuid = index_uuid or str(uuidlib.uuid4())
     folder = f"_indices/{uuid}"
-    with UncommittedFiles(snap.store) as files:
-        files.add(f"{folder}/auxiliary.idx")
-        files.add(f"{folder}/index.idx")
-        written = builder.write(snap.store, folder)
-        entry = IndexEntry(
-            uuid=uuid,
-            name=index_name,
-            fields=(field_id,),
-            dataset_version=snap.version,
-            fragment_ids=tuple(sorted(f.id for f in snap.manifest.fragments)),
-            type_url=VECTOR_DETAILS_TYPE_URL,
-            details=vector_index_details(params),
-            index_version=1,
-            created_at_ms=int(time.time() * 1000),
-            base_id=None,
-            files=tuple(IndexFile(f.path, f.size_bytes) for f in written),
-        )
-        op = CreateIndex(
-            new_indices=(encode_index_entry(entry),),
-            removed_indices=tuple(_raw_entries(snap, {e.uuid for e in existing})),
-        )
-        manifest = commit(snap.store, snap.manifest, op, files=files)
+    try:
+        with UncommittedFiles(snap.store) as files:
+            files.add(f"{folder}/auxiliary.idx")
+            files.add(f"{folder}/index.idx")
+            written = builder.write(snap.store, folder)
+            entry = IndexEntry(
+                uuid=uuid,
+                name=index_name,
+                fields=(field_id,),
+                dataset_version=snap.version,
+                fragment_ids=tuple(sorted(f.id for f in snap.manifest.fragments)),
+                type_url=VECTOR_DETAILS_TYPE_URL,
+                details=vector_index_details(params),
+                index_version=1,
+                created_at_ms=int(time.time() * 1000),
+                base_id=None,
+                files=tuple(IndexFile(f.path, f.size_bytes) for f in written),
+            )
+            op = CreateIndex(
+                new_indices=(encode_index_entry(entry),),
+                removed_indices=tuple(_raw_entries(snap, {e.uuid for e in existing})),
+            )
+            manifest = commit(snap.store, snap.manifest, op, files=files)
+    except BaseException:
+        snap.store.remove_empty_dir(folder)  # its files are gone (UncommittedFiles)
+        raise
     return manifest, None
 
 
