@@ -37,9 +37,10 @@ def _table(x: np.ndarray = DATA, start: int = 0) -> pa.Table:
 
 
 def _twins(tmp_path: Path) -> tuple[str, str]:
+    """The same rows in three fragments, by each library (row addresses span fragments)."""
     ours, theirs = str(tmp_path / "ours.lance"), str(tmp_path / "theirs.lance")
-    ls.write_dataset(_table(), ours)
-    lance.write_dataset(_table(), theirs)
+    ls.write_dataset(_table(), ours, max_rows_per_file=N // 3)
+    lance.write_dataset(_table(), theirs, max_rows_per_file=N // 3)
     return ours, theirs
 
 
@@ -107,13 +108,13 @@ def test_pylance_appends_and_optimizes_our_index(tmp_path: Path) -> None:
     )
     lance.write_dataset(_table(extra, N), ours, mode="append")
     ds = lance.dataset(ours)
-    assert ds.list_indices()[0]["fragment_ids"] == {0}
+    assert ds.list_indices()[0]["fragment_ids"] == {0, 1, 2}
     hit = ds.to_table(nearest={"column": "vec", "q": extra[3], "k": 1}, columns=["id"])
     assert hit["id"].to_pylist() == [N + 3]  # the new fragment is searched flat
     ds.optimize.optimize_indices()
     ds = lance.dataset(ours)
     covered = set().union(*(set(i["fragment_ids"]) for i in ds.list_indices()))
-    assert covered == {0, 1}
+    assert covered == {0, 1, 2, 3}
     assert sum(d.num_rows_indexed for d in ds.describe_indices()) == N + 500
     hit = ds.to_table(nearest={"column": "vec", "q": extra[3], "k": 1, "nprobes": 8})
     assert hit["id"].to_pylist() == [N + 3]
@@ -157,7 +158,7 @@ def test_a_commit_rebases_over_a_concurrent_append(tmp_path: Path) -> None:
     stale.create_index("vec", "IVF_FLAT", num_partitions=4)
     ds = lance.dataset(ours)
     assert ds.version == 3 and ds.count_rows() == N + 100
-    assert ds.list_indices()[0]["fragment_ids"] == {0}
+    assert ds.list_indices()[0]["fragment_ids"] == {0, 1, 2}
 
 
 def test_the_signature_is_pylances() -> None:
@@ -227,7 +228,7 @@ def test_index_commits_conflict_as_lance_rules_say(tmp_path: Path) -> None:
     ls.dataset(ours).create_index("vec", "IVF_SQ", num_partitions=2, name="other")
     stale = ls.dataset(ours)
     lance.dataset(ours).delete("id < 3000")
-    assert lance.dataset(ours).optimize.compact_files().fragments_removed == 1
+    assert lance.dataset(ours).optimize.compact_files().fragments_removed >= 1
     third = "00000000-0000-0000-0000-000000000003"
     with pytest.raises(ls.CommitConflictError):
         stale.create_index("vec", "IVF_FLAT", num_partitions=2, name="third", index_uuid=third)
@@ -245,3 +246,43 @@ def test_a_flagged_table_gets_the_same_index(tmp_path: Path) -> None:
     ]
     (folder,) = (Path(uri) / "_indices").iterdir()
     assert sorted(p.name for p in folder.iterdir()) == ["auxiliary.idx", "index.idx"]
+
+
+def test_partitions_are_capped_as_pylance_caps_them(tmp_path: Path) -> None:
+    """More partitions than the rows allow: pylance trains fewer (IVF_PQ one per 256 rows,
+    IVF_FLAT one per row) and so do we; deleted rows are not indexed."""
+    import json
+
+    from lance.file import LanceFileReader
+
+    def partitions(uri: str) -> int:
+        (folder,) = (Path(uri) / "_indices").iterdir()
+        meta = LanceFileReader(str(folder / "index.idx")).metadata().schema.metadata
+        return len(json.loads(meta[b"lance:flat"]))
+
+    for index_type, asked, extra in [("IVF_PQ", 40, {"num_sub_vectors": 4}), ("IVF_FLAT", 900, {})]:
+        uris = []
+        for lib in (ls, lance):
+            uri = str(tmp_path / f"{lib.__name__}-{index_type}.lance")
+            lib.write_dataset(_table(DATA[:1000]), uri)
+            lance.dataset(uri).delete("id < 200")
+            lib.dataset(uri).create_index("vec", index_type, num_partitions=asked, **extra)
+            uris.append(uri)
+        assert partitions(uris[0]) == partitions(uris[1]) == (3 if index_type == "IVF_PQ" else 800)
+        stats = lance.dataset(uris[0]).stats.index_stats("vec_idx")
+        assert sum(p["size"] for p in stats["indices"][0]["partitions"]) == 800
+
+
+def test_given_centroids_are_the_index_centroids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANCE_INCLUDE_VECTOR_CENTROIDS", "true")
+    ours, _ = _twins(tmp_path)
+    centroids = CENTERS[:6].astype(np.float32)
+    ls.dataset(ours).create_index("vec", "IVF_FLAT", num_partitions=6, ivf_centroids=centroids)
+    stats = lance.dataset(ours).stats.index_stats("vec_idx")
+    np.testing.assert_array_equal(np.array(stats["indices"][0]["centroids"], np.float32), centroids)
+    with pytest.raises(ValueError, match="ivf_centroids"):
+        ls.dataset(ours).create_index(
+            "vec", "IVF_FLAT", ivf_centroids=centroids[:, :3], replace=True
+        )
