@@ -420,6 +420,7 @@ its value; pylance refuses it too: use a literal of the column's type
         with_row_address: bool | None = False,
         output_encodings: Mapping[str, str] | None = None,
         fragments: Sequence[LanceFragment] | None = None,
+        nearest: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> Scanner:
         """A :class:`~lance_semantic.Scanner` of this version: ``to_table()``,
@@ -460,6 +461,7 @@ vector search (nearest=)
             with_row_address=with_row_address,
             output_encodings=output_encodings,
             fragments=fragments,
+            nearest=nearest,
             **options,
         )
 

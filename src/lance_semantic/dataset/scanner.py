@@ -356,10 +356,11 @@ def make_scanner(
     with_row_address: bool | None = False,
     output_encodings: Mapping[str, str] | None = None,
     fragments: Sequence[LanceFragment] | None = None,
+    nearest: object = None,
     **options: Any,
 ) -> Scanner:
     """A :class:`Scanner` of ``ds`` at its current version (see ``Dataset.scanner``)."""
-    _check_options(options)
+    _check_options({**options, "nearest": nearest})
     request = scan_request(
         columns,
         filter,

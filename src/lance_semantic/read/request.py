@@ -5,7 +5,8 @@ The public entry points keep pylance's flat keywords; the dataset layer checks t
 (``dataset.core.scan_arguments.scan_request``) and hands one :class:`ScanRequest` to
 planning (:func:`~lance_semantic.read.table_scan.plan_scan`: ``columns``, ``filter``,
 ``output_encodings``) and execution (:func:`~lance_semantic.read.table_scan.run_scan`:
-``limit``, ``offset``, ``batch_size`` and the row id / row address columns).
+``limit``, ``offset``, ``batch_size`` and the row id / row address columns), and a vector
+search's :class:`~lance_semantic.vector.NearestQuery` to both.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 import pyarrow.compute as pc
+
+from ..vector.nearest import NearestQuery
 
 __all__ = ["Columns", "Filter", "ScanRequest", "ROW_ID", "ROW_ADDR"]
 
@@ -52,6 +55,9 @@ class ScanRequest:
     with_row_address: bool = False
     output_encodings: Mapping[str, str] | None = None
     fragments: tuple[object, ...] | None = None
+    #: a vector search (pylance's ``nearest``, with ``prefilter`` / ``fast_search``), checked
+    #: against the table's schema: the scan returns the nearest rows, with ``_distance``
+    nearest: NearestQuery | None = None
 
     @property
     def row_columns(self) -> tuple[str, ...]:

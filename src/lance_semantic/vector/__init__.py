@@ -30,6 +30,7 @@ from .ivf_search import (
 from .ivf_train import warm_up as warm_up_ivf_kernels
 from .ivf_write import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
 from .metrics import METRICS, Metric, canonical_metric
+from .nearest import DISTANCE, NEAREST_KEYS, QUERY_INDEX, NearestQuery, nearest_query
 
 __all__ = [
     "METRICS",
@@ -62,4 +63,10 @@ __all__ = [
     "vector_index_details",
     "warm_up_ivf_kernels",
     # ---- end of IVF index building ----
+    # exact (flat) search and the nearest query (i30/flat)
+    "DISTANCE",
+    "NEAREST_KEYS",
+    "QUERY_INDEX",
+    "NearestQuery",
+    "nearest_query",
 ]

@@ -2,7 +2,7 @@
 
 pylance 14 takes ``metric`` case-insensitively: ``l2`` (alias ``euclidean``), ``cosine``,
 ``dot`` and ``hamming`` (binary vectors of ``uint8``). Distances are those pylance returns in
-``_distance``: squared L2, ``1 - cos``, ``-dot`` (smaller is nearer for every metric) and the
+``_distance``: squared L2, ``1 - cos``, ``1 - dot`` (smaller is nearer for every metric) and the
 count of differing bits.
 
 >>> canonical_metric("Euclidean")
