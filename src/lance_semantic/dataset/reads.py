@@ -429,10 +429,22 @@ its value; pylance refuses it too: use a literal of the column's type
         ``with_row_id`` adds ``_rowid`` (uint64, ``fragment id << 32 | row offset``),
         ``with_row_address`` ``_rowaddr``. pylance's tuning options (``batch_readahead``,
         ``scan_in_order``, ...) are accepted and ignored; those of features not here
-        (``nearest``, ``full_text_query``, ...) raise ``NotSupportedYetError`` unless left
-        at their default; other names are a ``TypeError``. ``columns``, ``filter``,
-        ``limit``, ``offset``, ``batch_size`` and ``output_encodings`` are those of
-        :meth:`to_table`; ``fragments`` restricts the scan to some fragments.
+        (``full_text_query``, ...) raise ``NotSupportedYetError`` unless left at their
+        default; other names are a ``TypeError``. ``columns``, ``filter``, ``limit``,
+        ``offset``, ``batch_size`` and ``output_encodings`` are those of :meth:`to_table`;
+        ``fragments`` restricts the scan to some fragments.
+
+        ``nearest`` is pylance's vector search dictionary (``column``, ``q``, ``k`` = 10,
+        ``metric`` = ``"l2"`` | ``"cosine"`` | ``"dot"`` | ``"hamming"``, ``nprobes``,
+        ``refine_factor``, ``distance_range``, ...; see
+        :func:`~lance_semantic.vector.nearest_query`): the ``k`` nearest rows, nearest
+        first, with a float32 ``_distance`` column after ``columns`` (``query_index``
+        first for a 2-D ``q``: one result set per query). ``prefilter=True``: the ``k``
+        nearest rows that pass ``filter``; ``prefilter=False`` (the default): the ``k``
+        nearest, then the filter. ``limit`` / ``offset`` apply to the result. The search
+        is exact (flat), also on a table with a vector index; ``fast_search=True`` (only
+        indexed rows) returns no rows on a column without an index, as pylance.
+        ``to_table`` / ``to_batches`` take the same keywords.
 
         Examples
         --------
@@ -444,11 +456,25 @@ its value; pylance refuses it too: use a literal of the column's type
         _rowid: uint64
         >>> sc.to_table().to_pydict(), sc.count_rows()
         ({'s': ['b', 'c'], '_rowid': [1, 2]}, 2)
-        >>> ds.scanner(nearest={"column": "v", "q": [0.0], "k": 1})
+
+        Vector search:
+
+        >>> vectors = pa.array([[0.0, 0.0], [1.0, 1.0], [3.0, 4.0]], pa.list_(pa.float32(), 2))
+        >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3], "v": vectors}), "v.lance")
+        >>> ds.scanner(columns=["id"], nearest={"column": "v", "q": [3.0, 3.0], "k": 2}).to_table()
+        pyarrow.Table
+        id: int64
+        _distance: float
+        ----
+        id: [[3,2]]
+        _distance: [[1,8]]
+        >>> ds.to_table(columns=["id"], filter="id < 3", prefilter=True,
+        ...             nearest={"column": "v", "q": [3.0, 3.0], "k": 1})["id"].to_pylist()
+        [2]
+        >>> ds.scanner(nearest={"column": "v", "q": [1.0], "k": 1})
         Traceback (most recent call last):
         ...
-        lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \
-vector search (nearest=)
+        ValueError: nearest q: query vector size 1 does not match the 2 dimensions of column 'v'
         """
         return make_scanner(
             self,

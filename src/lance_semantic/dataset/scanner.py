@@ -27,7 +27,7 @@ import pyarrow.dataset as pds
 
 from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
-from ..manifest import Fragment, flags
+from ..manifest import Fragment, flags, index_field_ids
 from ..read import (
     ROW_ADDR,
     ROW_ID,
@@ -38,7 +38,8 @@ from ..read import (
     plan_scan,
     run_scan,
 )
-from .core import TableHandle, scan_request
+from ..vector import NearestQuery, nearest_query
+from .core import Snapshot, TableHandle, scan_request
 from .core import arguments as args
 
 if TYPE_CHECKING:
@@ -62,8 +63,6 @@ _TUNING = frozenset(
         "late_materialization",
         "use_stats",
         "use_scalar_index",
-        "prefilter",
-        "fast_search",
         "disable_scoring_autoprojection",
         "use_threads",
         "cache_metadata",
@@ -72,7 +71,6 @@ _TUNING = frozenset(
 )
 #: pylance / pyarrow options of features not here: refused unless left at their default
 _UNSUPPORTED: Mapping[str, str] = {
-    "nearest": "vector search (nearest=)",
     "full_text_query": "full text search (full_text_query=)",
     "index_segments": "index segments (index_segments=)",
     "include_deleted_rows": "reading deleted rows (include_deleted_rows=True)",
@@ -130,7 +128,7 @@ class Scanner(pds.Scanner):
         s: string
         _rowaddr: uint64
         """
-        schema = self._plan.output_schema
+        schema = self._plan.result_schema
         for name in self._request.row_columns:
             schema = schema.append(pa.field(name, pa.uint64()))
         return schema
@@ -243,6 +241,8 @@ class Scanner(pds.Scanner):
         (3, 1)
         """
         schema = self._snap.semantic_schema
+        if self._plan.search is not None:  # the search's result rows
+            return sum(b.num_rows for b in self._run(self._request.batch_size))
         if self._plan.predicate is None:
             total = sum(
                 FragmentReader(self._snap.store, schema, f, [], pa.schema([])).live_rows()
@@ -359,8 +359,17 @@ def make_scanner(
     nearest: object = None,
     **options: Any,
 ) -> Scanner:
-    """A :class:`Scanner` of ``ds`` at its current version (see ``Dataset.scanner``)."""
-    _check_options({**options, "nearest": nearest})
+    """A :class:`Scanner` of ``ds`` at its current version (see ``Dataset.scanner``).
+
+    ``nearest`` (with ``prefilter`` / ``fast_search``) is checked against the table's
+    schema once, into the request's :class:`~lance_semantic.vector.NearestQuery`."""
+    options = dict(options)
+    prefilter = options.pop("prefilter", None)
+    fast_search = options.pop("fast_search", None)
+    for name, flag in (("prefilter", prefilter), ("fast_search", fast_search)):
+        if flag is not None and not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {flag!r}")
+    _check_options(options)
     request = scan_request(
         columns,
         filter,
@@ -372,7 +381,23 @@ def make_scanner(
         output_encodings=output_encodings,
         fragments=fragments,
     )
+    if nearest is not None:
+        query = nearest_query(
+            nearest, ds._snapshot().schema, prefilter=prefilter, fast_search=fast_search
+        )
+        request = replace(request, nearest=query)
     return open_scanner(ds, request)
+
+
+def _no_index_search(snapshot: Snapshot, query: NearestQuery) -> None:
+    """``fast_search`` searches only what an index covers; no index is searched here yet,
+    so a column with an index is refused (without one the result is empty, as pylance)."""
+    field = snapshot.semantic_schema.field(query.column)
+    if field.id in index_field_ids(snapshot.manifest.index_section):
+        raise NotSupportedYetError(
+            f"fast_search=True on the indexed column {query.column!r} (vector indices are "
+            "not searched yet; without fast_search the search is exact)"
+        )
 
 
 def open_scanner(ds: TableHandle, request: ScanRequest) -> Scanner:
@@ -386,9 +411,11 @@ def open_scanner(ds: TableHandle, request: ScanRequest) -> Scanner:
             "with_row_id=True on a table with stable row ids (their row id sequences are "
             "not read); with_row_address=True gives each row's address"
         )
+    if request.nearest is not None and request.nearest.fast_search:
+        _no_index_search(snapshot, request.nearest)
     frags = _fragments(manifest.fragments, request.fragments)
     plan = plan_scan(snapshot.semantic_schema, request, flagged=snapshot.semantic_types)
-    taken = plan.output_schema.names
+    taken = plan.result_schema.names
     for name in request.row_columns:
         if name in taken:
             raise ValueError(f"columns already hold a column named {name!r}")

@@ -42,6 +42,7 @@ from .table_scan import (
     run_scan,
     take_rows,
 )
+from .vector_search import SearchPlan, nearest_batches, search_candidates, search_schema
 
 __all__ = [
     "BlobAwareReader",
@@ -93,4 +94,8 @@ __all__ = [
     "run_scan",
     "take_rows",
     "DEFAULT_BATCH_SIZE",
+    "SearchPlan",
+    "nearest_batches",
+    "search_candidates",
+    "search_schema",
 ]

@@ -25,12 +25,14 @@ from ..manifest import Fragment
 from ..query import ColumnExpression, Predicate, check_boolean_result, referenced_columns
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
+from ..vector.nearest import DISTANCE, QUERY_INDEX
 from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
 from .output import blob_values_schema, check_override_paths, output_schema
 from .readers import Readers
 from .readers import readers as kept_readers
 from .request import Columns, Filter, ScanRequest
 from .row_streams import drop_rows, filtered_batches, unfiltered_batches
+from .vector_search import SearchPlan, nearest_batches, search_schema
 
 __all__ = [
     "Columns",
@@ -76,6 +78,14 @@ class ScanPlan:
     #: the outputs are the read fields themselves, in order, in a layout filters and takes
     #: read into too: batches read are output as they are
     identity: bool = False
+    #: a vector search (the request's ``nearest``): what it reads and the result's schema
+    search: SearchPlan | None = None
+
+    @property
+    def result_schema(self) -> pa.Schema:
+        """The schema of the batches a run returns (before its row id / address columns):
+        the outputs, or a vector search's result (``query_index``, ``_distance``)."""
+        return self.output_schema if self.search is None else self.search.schema
 
 
 def plan_scan(
@@ -95,7 +105,13 @@ def plan_scan(
     struct) instead of pylance's descriptors -- what rewrites write back.
     ``plain_dictionaries``: the kernel layout also decodes dictionaries (rewrites of a
     flagged table: any layout may be written back, and a narrow key could not hold new
-    values)."""
+    values).
+
+    With the request's ``nearest`` the plan's ``search`` holds the vector search: the
+    candidate scan of the vector column (with the filter when prefiltering) and pylance's
+    result schema; ``_distance`` may be one of ``columns``, which places it."""
+    if request.nearest is not None:
+        return _plan_search(table, request, flagged=flagged)
     columns, filter, output_encodings = request.columns, request.filter, request.output_encodings
     predicate = None
     if filter is not None:
@@ -185,6 +201,38 @@ def plan_scan(
         tuple(used),
         identity,
     )
+
+
+def _plan_search(table: TableSchema, request: ScanRequest, *, flagged: bool) -> ScanPlan:
+    """The plan of a vector search: the outputs' plan (``columns`` without ``_distance``,
+    and the filter, which a postfilter evaluates on the rows taken) with its ``search``."""
+    query = request.nearest
+    assert query is not None
+    columns = request.columns
+    distance_at = None
+    if isinstance(columns, str):
+        columns = [columns]
+    if columns is not None and not isinstance(columns, Mapping):
+        columns = list(columns)
+        if DISTANCE in columns:
+            distance_at = columns.index(DISTANCE)
+            columns.remove(DISTANCE)
+    plain = replace(request, columns=columns, nearest=None)
+    plan = plan_scan(table, plain, flagged=flagged)
+    if any(n in (DISTANCE, QUERY_INDEX) for n in plan.output_schema.names):
+        taken = DISTANCE if DISTANCE in plan.output_schema.names else QUERY_INDEX
+        raise ValueError(f"columns already hold a column named {taken!r}")
+    vector = ScanRequest(
+        columns=[query.column],
+        filter=request.filter if query.prefilter else None,
+        output_encodings=request.output_encodings,
+    )
+    candidates = plan_scan(table, vector, flagged=flagged)
+    if distance_at is None:
+        distance_at = len(plan.output_schema)
+    schema = search_schema(plan.output_schema, query, distance_at)
+    search = SearchPlan(query, candidates, schema, distance_at)
+    return replace(plan, search=search, identity=False)
 
 
 def _path_of(table: TableSchema, text: str) -> tuple[str, ...] | None:
@@ -358,7 +406,16 @@ def run_scan(
     The request's row columns (``_rowid``, ``_rowaddr``) and ``row_addresses`` (internal
     names) are uint64 columns appended to every batch, each holding the rows' addresses
     ``(fragment id << 32) | physical offset`` (``_rowid`` of a table without stable row
-    ids)."""
+    ids).
+
+    A plan with a vector ``search`` yields the search's result (``nearest_batches``).
+    """
+    if plan.search is not None:
+        size = request.batch_size or DEFAULT_BATCH_SIZE
+        yield from nearest_batches(
+            store, table, fragments, plan, request, size, run_scan=run_scan, project=project
+        )
+        return
     row_addresses = (*request.row_columns, *row_addresses)
     batch_size = request.batch_size or DEFAULT_BATCH_SIZE
     addresses = bool(row_addresses)

@@ -29,6 +29,8 @@ from .ivf_search import (
 )
 from .ivf_train import warm_up as warm_up_ivf_kernels
 from .ivf_write import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
+# exact (flat) search and the nearest query (i30/flat)
+from .flat import TopK, distances
 from .metrics import METRICS, Metric, canonical_metric
 from .nearest import DISTANCE, NEAREST_KEYS, QUERY_INDEX, NearestQuery, nearest_query
 
@@ -64,6 +66,8 @@ __all__ = [
     "warm_up_ivf_kernels",
     # ---- end of IVF index building ----
     # exact (flat) search and the nearest query (i30/flat)
+    "TopK",
+    "distances",
     "DISTANCE",
     "NEAREST_KEYS",
     "QUERY_INDEX",

@@ -204,7 +204,7 @@ def test_pickled_scanner_reads_the_same(table: ls.Dataset) -> None:
         ({"fragments": "0"}, TypeError, "fragments"),
         ({"fragments": [7]}, ValueError, "fragments"),
         ({"foo": 1}, TypeError, "foo"),
-        ({"nearest": {"column": "v", "q": [1.0]}}, NotSupportedYetError, "nearest"),
+        ({"nearest": {"column": "v", "q": [1.0]}}, ValueError, "nearest column 'v'"),
         ({"full_text_query": "x"}, NotSupportedYetError, "full_text_query"),
         ({"order_by": ["i"]}, NotSupportedYetError, "order_by"),
         ({"strict_batch_size": True}, NotSupportedYetError, "strict_batch_size"),

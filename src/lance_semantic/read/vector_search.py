@@ -1,0 +1,180 @@
+"""Vector search over a scan (layer L4): the nearest rows of a ``ScanRequest`` whose
+``nearest`` is set, streamed in pylance's shape.
+
+The search reads only the vector column (and the rows' addresses), batch by batch, keeping
+a bounded top-k per query (``vector.flat``); then it takes the result rows' other columns
+by row address. ``prefilter=True``: the filter runs in the candidate scan (the k nearest
+rows that pass it); ``prefilter=False`` (pylance's default): the k nearest rows, then the
+filter (fewer may remain). Deleted rows and null vectors are never candidates.
+
+The search is exact (flat) on every fragment, indexed or not, for now:
+:func:`search_candidates` is the seam where an index reader plugs in -- it yields the
+candidate (row address, distance) batches of a set of fragments, and whatever yields them
+(a flat scan here, IVF partitions later) is merged by the same top-k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..manifest import Fragment
+from ..schema import TableSchema
+from ..storage import ObjectStore
+from ..vector.flat import TopK, distances
+from ..vector.nearest import DISTANCE, QUERY_INDEX, NearestQuery
+from .fragment_reader import FragmentReader, empty_rows
+from .request import ROW_ADDR, ScanRequest
+
+#: runs a plan over fragments (``read.run_scan``, given by ``table_scan``, which imports
+#: this module)
+RunScan = Callable[
+    [ObjectStore, TableSchema, Sequence[Fragment], Any, ScanRequest], Iterator[pa.RecordBatch]
+]
+#: a plan's output columns of a batch read into its read schema (``read.project``)
+Project = Callable[[pa.RecordBatch, Any], pa.RecordBatch]
+
+__all__ = ["SearchPlan", "search_schema", "search_candidates", "nearest_batches", "SCAN_ROWS"]
+
+#: rows of the vector column read (and compared) at a time
+SCAN_ROWS = 32_768
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """What a vector search reads and returns: ``candidates`` (the plan of the vector
+    column, with the filter when prefiltering), ``schema`` (the result's columns before
+    the row id / address columns) and ``distance_at``, where ``_distance`` goes among the
+    outputs."""
+
+    query: NearestQuery
+    candidates: Any  # the ScanPlan of the vector column (read.table_scan)
+    schema: pa.Schema
+    distance_at: int
+
+
+def search_schema(outputs: pa.Schema, query: NearestQuery, distance_at: int) -> pa.Schema:
+    """pylance's result schema: ``query_index`` (int32, not null) first for a 2-D ``q``,
+    then the outputs with ``_distance`` (float32) at ``distance_at`` (where ``columns`` put
+    it, else after them)."""
+    fields = list(outputs)
+    fields.insert(distance_at, pa.field(DISTANCE, pa.float32()))
+    if query.batch:
+        fields.insert(0, pa.field(QUERY_INDEX, pa.int32(), nullable=False))
+    return pa.schema(fields, metadata=outputs.metadata)
+
+
+def search_candidates(
+    store: ObjectStore,
+    table: TableSchema,
+    fragments: Sequence[Fragment],
+    search: SearchPlan,
+    run_scan: RunScan,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Candidate ``(addresses, distances)`` of ``fragments``: addresses (uint64) of ``n``
+    rows and their ``(queries, n)`` float32 distances, batch by batch.
+
+    Every fragment is searched flat (exact) today, whether an index covers it or not; an
+    index reader yields its fragments' candidates here too, and the caller's top-k merges
+    them."""
+    query = search.query
+    plan = search.candidates
+    scan = ScanRequest(
+        columns=[query.column], with_row_address=True, batch_size=SCAN_ROWS, filter=None
+    )
+    for batch in run_scan(store, table, fragments, plan, scan):
+        col = batch.column(0)
+        if isinstance(col, pa.ExtensionArray):
+            col = col.storage
+        addresses = batch.column(ROW_ADDR).to_numpy()
+        if col.null_count:  # null vectors are never returned
+            valid = col.is_valid().to_numpy(zero_copy_only=False)
+            col = col.filter(pa.array(valid))
+            addresses = addresses[valid]
+        if not len(col):
+            continue
+        values = col.flatten()  # (a sliced array's own values)
+        if values.null_count:  # a null value inside a vector counts as 0, as pylance
+            values = values.fill_null(0)
+        flat = values.to_numpy(zero_copy_only=False).reshape(len(col), query.dim)
+        yield addresses, distances(flat, query.queries, query.metric)
+
+
+def nearest_batches(
+    store: ObjectStore,
+    table: TableSchema,
+    fragments: Sequence[Fragment],
+    plan: Any,
+    request: ScanRequest,
+    batch_size: int,
+    *,
+    run_scan: RunScan,
+    project: Project,
+) -> Iterator[pa.RecordBatch]:
+    """The result of the request's vector search over ``fragments`` (``plan`` a
+    ``ScanPlan`` with its ``search`` set), in batches of at most ``batch_size`` rows."""
+    search = plan.search
+    assert isinstance(search, SearchPlan)
+    query = search.query
+    if query.fast_search:  # only indexed fragments: none is searched through an index yet
+        return
+    top = TopK(len(query.queries), query.k, query.distance_range)
+    for addresses, dists in search_candidates(store, table, fragments, search, run_scan):
+        top.push(dists, addresses)
+    found = [top.result(i) for i in range(len(query.queries))]
+    addrs = np.concatenate([a for a, _ in found]) if found else np.empty(0, np.uint64)
+    dists = np.concatenate([d for _, d in found]) if found else np.empty(0, np.float32)
+    which = np.concatenate([np.full(len(a), i, np.int32) for i, (a, _) in enumerate(found)])
+    rows = _take(store, table, fragments, plan, addrs)
+    if plan.predicate is not None and not query.prefilter:  # postfilter: fewer may remain
+        mask = plan.predicate.mask(rows)
+        keep = mask.fill_null(False).to_numpy(zero_copy_only=False)
+        rows = rows.filter(pa.array(keep))
+        addrs, dists, which = addrs[keep], dists[keep], which[keep]
+    start = request.offset or 0
+    stop = len(addrs) if request.limit is None else min(len(addrs), start + request.limit)
+    for lo in range(start, stop, batch_size):
+        hi = min(stop, lo + batch_size)
+        out = project(rows.slice(lo, hi - lo), plan)
+        columns = [out.column(i) for i in range(out.num_columns)]
+        columns.insert(search.distance_at, pa.array(dists[lo:hi], pa.float32()))
+        if query.batch:
+            columns.insert(0, pa.array(which[lo:hi], pa.int32()))
+        schema = search.schema
+        address = pa.array(addrs[lo:hi], pa.uint64())
+        for name in request.row_columns:
+            columns.append(address)
+            schema = schema.append(pa.field(name, pa.uint64()))
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _take(
+    store: ObjectStore,
+    table: TableSchema,
+    fragments: Sequence[Fragment],
+    plan: Any,
+    addresses: np.ndarray,
+) -> pa.RecordBatch:
+    """The rows at ``addresses`` (in that order, duplicates allowed: one per query) read
+    into the plan's read schema (the outputs' and the filter's columns)."""
+    schema = plan.read_schema
+    if not len(addresses):
+        return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+    uniq, inverse = np.unique(addresses, return_inverse=True)
+    frag_ids = (uniq >> np.uint64(32)).astype(np.int64)
+    by_id = {f.id: f for f in fragments}
+    parts: list[pa.RecordBatch] = []
+    for fid in np.unique(frag_ids):
+        offsets = (uniq[frag_ids == fid] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        if not plan.top_fields:
+            continue
+        reader = FragmentReader(store, table, by_id[int(fid)], plan.top_fields, schema)
+        parts.extend(reader.take(offsets))
+    if not plan.top_fields:
+        return empty_rows(len(addresses))
+    taken = pa.Table.from_batches(parts, schema=schema).take(pa.array(inverse.reshape(-1)))
+    return taken.combine_chunks().to_batches()[0]
