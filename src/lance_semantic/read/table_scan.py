@@ -219,9 +219,10 @@ def _plan_search(table: TableSchema, request: ScanRequest, *, flagged: bool) -> 
             columns.remove(DISTANCE)
     plain = replace(request, columns=columns, nearest=None)
     plan = plan_scan(table, plain, flagged=flagged)
-    if any(n in (DISTANCE, QUERY_INDEX) for n in plan.output_schema.names):
-        taken = DISTANCE if DISTANCE in plan.output_schema.names else QUERY_INDEX
-        raise ValueError(f"columns already hold a column named {taken!r}")
+    added = (DISTANCE, QUERY_INDEX) if query.batch else (DISTANCE,)
+    for name in added:
+        if name in plan.output_schema.names:
+            raise ValueError(f"columns already hold a column named {name!r}")
     vector = ScanRequest(
         columns=[query.column],
         filter=request.filter if query.prefilter else None,

@@ -178,9 +178,10 @@ def nearest_query(
     )
 
 
-def _coerce_q(q: Any) -> tuple[np.ndarray, bool]:
+def _coerce_q(q: Any, inner: bool = False) -> tuple[np.ndarray, bool]:
     """``q`` as a float32 ``(n, dim)`` array and whether it was 2-D (pylance's rules: a
-    list / tuple / array / Arrow array of numbers, or a sequence of them)."""
+    list / tuple / array / Arrow array of numbers, or a sequence of them; ``inner``: one
+    vector of a batch, which cannot be a batch itself)."""
     if isinstance(q, pa.ChunkedArray):
         q = q.combine_chunks()
     if isinstance(q, pa.Scalar):
@@ -209,8 +210,10 @@ def _coerce_q(q: Any) -> tuple[np.ndarray, bool]:
         raise ValueError("nearest q is empty: give a vector, or a 2-D batch of vectors")
     first = q[0]
     batch = isinstance(first, list | tuple | np.ndarray | pa.Array)
+    if batch and inner:
+        raise ValueError("nearest q must be one vector or a 2-D batch of vectors, not deeper")
     if batch:
-        rows = [_coerce_q(v)[0][0] for v in q]
+        rows = [_coerce_q(v, inner=True)[0][0] for v in q]
         dims = {len(r) for r in rows}
         if len(dims) > 1:
             raise ValueError(f"nearest q: all query vectors must have the same length, got {dims}")
