@@ -25,9 +25,10 @@ import pyarrow as pa
 from ..manifest import Fragment
 from ..schema import TableSchema
 from ..storage import ObjectStore
-from ..vector.flat import TopK, distances
+from ..vector.flat import Candidates, TopK, batch_candidates, distances
 from ..vector.nearest import DISTANCE, QUERY_INDEX, NearestQuery
-from .fragment_reader import FragmentReader, empty_rows
+from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
+from .prefetch import ordered
 from .request import ROW_ADDR, ScanRequest
 
 #: runs a plan over fragments (``read.run_scan``, given by ``table_scan``, which imports
@@ -42,6 +43,8 @@ __all__ = ["SearchPlan", "search_schema", "search_candidates", "nearest_batches"
 
 #: rows of the vector column read (and compared) at a time
 SCAN_ROWS = 32_768
+#: row ranges read ahead (in flight or done, not yet merged): bounds the memory of a search
+AHEAD = 4
 
 
 @dataclass(frozen=True)
@@ -74,34 +77,66 @@ def search_candidates(
     fragments: Sequence[Fragment],
     search: SearchPlan,
     run_scan: RunScan,
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Candidate ``(addresses, distances)`` of ``fragments``: addresses (uint64) of ``n``
-    rows and their ``(queries, n)`` float32 distances, batch by batch.
+    top: TopK | None = None,
+) -> Iterator[Candidates]:
+    """The candidates of ``fragments``, batch by batch: per query, the addresses (uint64)
+    and float32 distances of the rows of a batch that can be among its ``k`` nearest
+    (:func:`~lance_semantic.vector.flat.batch_candidates`).
 
     Every fragment is searched flat (exact) today, whether an index covers it or not; an
     index reader yields its fragments' candidates here too, and the caller's top-k merges
-    them."""
+    them. Without a prefilter the fragments are read in row ranges of :data:`SCAN_ROWS` on
+    the read pool, each range's distances computed on the thread that read it; with one,
+    the filtered scan (``run_scan``) streams the rows that pass it. ``top``: the top-k the
+    caller merges into, whose bounds drop the rows that cannot make it early."""
     query = search.query
     plan = search.candidates
-    scan = ScanRequest(
-        columns=[query.column], with_row_address=True, batch_size=SCAN_ROWS, filter=None
-    )
-    for batch in run_scan(store, table, fragments, plan, scan):
-        col = batch.column(0)
-        if isinstance(col, pa.ExtensionArray):
-            col = col.storage
-        addresses = batch.column(ROW_ADDR).to_numpy()
-        if col.null_count:  # null vectors are never returned
-            valid = col.is_valid().to_numpy(zero_copy_only=False)
-            col = col.filter(pa.array(valid))
-            addresses = addresses[valid]
-        if not len(col):
-            continue
-        values = col.flatten()  # (a sliced array's own values)
-        if values.null_count:  # a null value inside a vector counts as 0, as pylance
-            values = values.fill_null(0)
-        flat = values.to_numpy(zero_copy_only=False).reshape(len(col), query.dim)
-        yield addresses, distances(flat, query.queries, query.metric)
+    bound = None if top is None else top.bound
+    if plan.predicate is not None:
+        scan = ScanRequest(columns=[query.column], with_row_address=True, batch_size=SCAN_ROWS)
+        for batch in run_scan(store, table, fragments, plan, scan):
+            yield _candidates(batch.column(0), batch.column(ROW_ADDR).to_numpy(), query, bound)
+        return
+
+    def task(reader: FragmentReader, lo: int) -> Callable[[], list[Candidates]]:
+        def run() -> list[Candidates]:
+            hi = lo + SCAN_ROWS
+            return [
+                _candidates(b.column(0), b.column(ROW_ADDRESS).to_numpy(), query, bound)
+                for b in reader.batches(SCAN_ROWS, start=lo, stop=hi)
+            ]
+
+        return run
+
+    def tasks() -> Iterator[Callable[[], list[Candidates]]]:
+        for f in fragments:
+            reader = FragmentReader(
+                store, table, f, plan.top_fields, plan.layout_schema, row_addresses=True
+            )
+            for lo in range(0, f.physical_rows, SCAN_ROWS):
+                yield task(reader, lo)
+
+    for found in ordered(tasks(), ahead=AHEAD):
+        yield from found
+
+
+def _candidates(
+    col: pa.Array, addresses: np.ndarray, query: NearestQuery, bound: np.ndarray | None
+) -> Candidates:
+    """One batch's candidates: null vectors dropped, a null value inside a vector read as
+    0 (as pylance)."""
+    if isinstance(col, pa.ExtensionArray):
+        col = col.storage
+    if col.null_count:  # null vectors are never returned
+        valid = col.is_valid().to_numpy(zero_copy_only=False)
+        col = col.filter(pa.array(valid))
+        addresses = addresses[valid]
+    values = col.flatten()  # (a sliced array's own values)
+    if values.null_count:
+        values = values.fill_null(0)
+    flat = values.to_numpy(zero_copy_only=False).reshape(len(col), query.dim)
+    dists = distances(flat, query.queries, query.metric)
+    return batch_candidates(dists, addresses, query.k, query.distance_range, bound)
 
 
 def nearest_batches(
@@ -123,8 +158,8 @@ def nearest_batches(
     if query.fast_search:  # only indexed fragments: none is searched through an index yet
         return
     top = TopK(len(query.queries), query.k, query.distance_range)
-    for addresses, dists in search_candidates(store, table, fragments, search, run_scan):
-        top.push(dists, addresses)
+    for candidates in search_candidates(store, table, fragments, search, run_scan, top):
+        top.merge(candidates)
     found = [top.result(i) for i in range(len(query.queries))]
     addrs = np.concatenate([a for a, _ in found]) if found else np.empty(0, np.uint64)
     dists = np.concatenate([d for _, d in found]) if found else np.empty(0, np.float32)

@@ -22,7 +22,7 @@ import numpy as np
 
 from .metrics import Metric
 
-__all__ = ["distances", "TopK"]
+__all__ = ["distances", "batch_candidates", "Candidates", "TopK"]
 
 #: set bits of every byte value
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
@@ -45,11 +45,12 @@ def distances(vectors: np.ndarray, queries: np.ndarray, metric: Metric) -> np.nd
         if len(q) == 1:  # direct: exact zeros, no cancellation
             diff = x - q[0]
             return np.einsum("ij,ij->i", diff, diff).astype(np.float32).reshape(1, -1)
-        sq = np.einsum("ij,ij->i", x, x)
-        out = (q @ x.T) * -2
-        out += sq
+        out = q @ x.T  # |x|^2 - 2 x.q + |q|^2, in place
+        out *= -2
+        out += np.einsum("ij,ij->i", x, x)
         out += np.einsum("ij,ij->i", q, q)[:, None]
-        return np.maximum(out, 0).astype(np.float32)
+        np.maximum(out, 0, out=out)
+        return out.astype(np.float32, copy=False)
     dots = q @ x.T
     if metric == "dot":
         return (1 - dots).astype(np.float32)
@@ -59,6 +60,41 @@ def distances(vectors: np.ndarray, queries: np.ndarray, metric: Metric) -> np.nd
         return (1 - dots / (qnorms[:, None] * norms)).astype(np.float32)
 
 
+#: one batch's candidates: per query, the addresses (uint64) and distances (float32) kept
+Candidates = list[tuple[np.ndarray, np.ndarray]]
+
+
+def batch_candidates(
+    dists: np.ndarray,
+    addresses: np.ndarray,
+    k: int,
+    distance_range: tuple[float | None, float | None] | None = None,
+    bound: np.ndarray | None = None,
+) -> Candidates:
+    """Per query, the rows of one batch that can be among its ``k`` nearest: ``dists`` is
+    ``(queries, n)``, ``addresses`` the rows' ``n`` addresses. Distances outside
+    ``distance_range`` (lower inclusive, upper exclusive) and NaN are dropped, and those
+    above ``bound`` (per query: the k-th distance found so far, :attr:`TopK.bound`); of
+    the rest the ``k`` smallest are kept with every tie of the k-th (at least ``k`` when
+    there are). Vectorised over the queries, so that it can run on the reading threads."""
+    valid = ~np.isnan(dists)
+    if bound is not None:
+        valid &= dists <= bound[:, None]
+    if distance_range is not None:
+        lo, hi = distance_range
+        if lo is not None:
+            valid &= dists >= lo
+        if hi is not None:
+            valid &= dists < hi
+    if dists.shape[1] > k:
+        over = np.flatnonzero(np.count_nonzero(valid, axis=1) > k)  # the others keep all
+        if len(over):
+            ranked = np.where(valid[over], dists[over], np.inf)
+            cut = np.partition(ranked, k - 1, axis=1)[:, k - 1 : k]
+            valid[over] &= dists[over] <= cut
+    return [(addresses[row], dists[i][row]) for i, row in enumerate(valid)]
+
+
 class TopK:
     """The ``k`` nearest (address, distance) pairs of each of ``queries`` queries seen so
     far; memory is bounded by ``k`` plus one batch, whatever the table's size.
@@ -66,32 +102,36 @@ class TopK:
     ``distance_range`` (lower inclusive, upper exclusive) keeps only the distances inside
     it, before the k nearest are chosen, as pylance."""
 
-    __slots__ = ("k", "_dists", "_addrs", "_lo", "_hi")
+    __slots__ = ("k", "distance_range", "bound", "_dists", "_addrs")
 
     def __init__(
         self, queries: int, k: int, distance_range: tuple[float | None, float | None] | None = None
     ) -> None:
         self.k = k
+        self.distance_range = distance_range
         self._dists = [np.empty(0, np.float32) for _ in range(queries)]
         self._addrs = [np.empty(0, np.uint64) for _ in range(queries)]
-        lo, hi = distance_range if distance_range is not None else (None, None)
-        self._lo, self._hi = lo, hi
+        #: per query, the k-th distance found so far (inf until k are found): a row
+        #: farther than it cannot be among the k nearest. It only decreases, so a reader
+        #: on another thread that sees an older value keeps a few more candidates.
+        self.bound = np.full(queries, np.inf, dtype=np.float32)
 
     def push(self, dists: np.ndarray, addresses: np.ndarray) -> None:
         """Merge one batch: ``dists`` is ``(queries, n)``, ``addresses`` the rows' ``n``
         addresses (uint64)."""
-        for i, row in enumerate(dists):
-            keep = ~np.isnan(row)
-            if self._lo is not None:
-                keep &= row >= self._lo
-            if self._hi is not None:
-                keep &= row < self._hi
-            d, a = row[keep], addresses[keep]
-            if len(d) > self.k:  # the batch's own k nearest first (ties kept whole)
-                d, a = _smallest(d, a, self.k)
+        self.merge(batch_candidates(dists, addresses, self.k, self.distance_range, self.bound))
+
+    def merge(self, candidates: Candidates) -> None:
+        """Merge one batch's :func:`batch_candidates` (computed with this ``k`` and
+        ``distance_range``)."""
+        for i, (a, d) in enumerate(candidates):
+            if not len(d):
+                continue
             d = np.concatenate([self._dists[i], d])
             a = np.concatenate([self._addrs[i], a])
             self._dists[i], self._addrs[i] = _smallest(d, a, self.k)
+            if len(self._dists[i]) == self.k:
+                self.bound[i] = self._dists[i].max()
 
     def result(self, query: int) -> tuple[np.ndarray, np.ndarray]:
         """The addresses and distances of ``query``'s nearest rows, nearest first (ties
