@@ -353,3 +353,65 @@ def test_multivector_columns_are_not_supported_yet(tmp_path: Path) -> None:
     ds = ls.write_dataset(pa.table({"m": multi}), str(tmp_path / "m"))
     with pytest.raises(NotSupportedYetError, match="multivector"):
         ds.to_table(nearest={"column": "m", "q": [1.0, 2.0]})
+
+
+def test_a_table_with_an_index_is_searched_exactly(tmp_path: Path) -> None:
+    """pylance's IVF_FLAT index over some fragments (another appended after it): our search
+    stays exact -- pylance's answer with ``use_index=False`` -- and ``fast_search`` (only
+    what an index covers) is refused until indices are searched."""
+    uri = str(tmp_path / "indexed")
+    lance.write_dataset(_data().slice(0, 1_000), uri).create_index(
+        "v", "IVF_FLAT", num_partitions=4
+    )
+    lance.write_dataset(_data().slice(1_000, 500), uri, mode="append")
+    near = {"column": "v", "q": _q(2), "k": 8}
+    theirs = lance.dataset(uri).to_table(columns=["id"], nearest={**near, "use_index": False})
+    ours = ls.dataset(uri).to_table(columns=["id"], nearest=near)
+    assert ours.select(["query_index", "id"]).equals(theirs.select(["query_index", "id"]))
+    np.testing.assert_allclose(ours["_distance"], theirs["_distance"], rtol=1e-4, atol=1e-4)
+    with pytest.raises(NotSupportedYetError, match="fast_search"):
+        ls.dataset(uri).to_table(columns=["id"], fast_search=True, nearest=near)
+
+
+def test_reads_only_the_vector_column_then_takes_the_results(
+    uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search streams the vector column alone, in bounded ranges; the result rows'
+    other columns are taken by address, from the fragments holding them only."""
+    from lance_semantic.read import vector_search
+    from lance_semantic.storage import datafile
+    from lance_semantic.storage.datafile import DataFileReader
+
+    reads: list[tuple[str, tuple[str, ...], int]] = []
+    read_all, read, take = DataFileReader.read_all, DataFileReader.read, DataFileReader.take
+    read_whole = datafile.read_whole
+
+    def spy_read_all(self: Any, columns: Any, start: int, n: int) -> Any:
+        reads.append(("range", tuple(columns or ()), n))
+        return read_all(self, columns, start, n)
+
+    def spy_read(self: Any, columns: Any, start: int, n: int, batch: int) -> Any:
+        reads.append(("range", tuple(columns or ()), n))
+        return read(self, columns, start, n, batch)
+
+    def spy_take(self: Any, columns: Any, rows: Any) -> Any:
+        reads.append(("take", tuple(columns or ()), len(rows)))
+        return take(self, columns, rows)
+
+    def spy_whole(requests: Any) -> Any:
+        reads.extend(("range", tuple(c or ()), -1) for _, c, _ in requests)
+        return read_whole(requests)
+
+    monkeypatch.setattr(DataFileReader, "read_all", spy_read_all)
+    monkeypatch.setattr(DataFileReader, "read", spy_read)
+    monkeypatch.setattr(DataFileReader, "take", spy_take)
+    monkeypatch.setattr(datafile, "read_whole", spy_whole)
+    monkeypatch.setattr(vector_search, "SCAN_ROWS", 256)
+    got = ls.dataset(uri).to_table(columns=["id", "s"], nearest={"column": "v", "q": _q(), "k": 3})
+    assert got.num_rows == 3
+    ranges = [(c, n) for kind, c, n in reads if kind == "range"]
+    takes = [(c, n) for kind, c, n in reads if kind == "take"]
+    assert {c for c, _ in ranges} == {("v",)} and max(n for _, n in ranges) <= 256
+    frags = {int(i) // PER_FILE for i in got["id"].to_pylist()}
+    assert [c for c, _ in takes] == [("id", "s")] * len(frags)
+    assert sum(n for _, n in takes) == 3
