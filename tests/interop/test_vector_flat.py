@@ -178,8 +178,8 @@ def test_streams_and_scanner_agree(uri: str) -> None:
 
 
 def test_chosen_fragments_are_searched_alone(uri: str) -> None:
-    """pylance refuses nearest over a fragment scan; here the search covers those
-    fragments only."""
+    """pylance refuses nearest over a fragment scan (and its fragment reads have no
+    nearest); here the search covers those fragments only."""
     ds = ls.dataset(uri)
     second = ds.get_fragments()[1]
     got = ds.scanner(
@@ -188,6 +188,16 @@ def test_chosen_fragments_are_searched_alone(uri: str) -> None:
     ids = set(range(PER_FILE, 2 * PER_FILE)) - set(NULL_ROWS.tolist())
     expected = [i for i in _oracle(VECTORS, _q(), "l2") if i in ids and i % 13 != 4][:5]
     assert got["id"].to_pylist() == expected
+    near = {"column": "v", "q": _q(), "k": 5}
+    assert second.to_table(columns=["id"], nearest=near).equals(got)
+    batches = list(second.to_batches(columns=["id"], batch_size=2, nearest=near))
+    assert [b.num_rows for b in batches] == [2, 2, 1]
+    assert pa.Table.from_batches(batches).equals(got)
+    odd = second.to_table(columns=["id"], filter="id % 2 = 1", prefilter=True, nearest=near)
+    assert (
+        odd["id"].to_pylist()
+        == [i for i in _oracle(VECTORS, _q(), "l2") if i in ids and i % 13 != 4 and i % 2][:5]
+    )
 
 
 def test_fast_search_without_an_index_returns_nothing(uri: str) -> None:

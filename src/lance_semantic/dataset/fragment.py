@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +31,18 @@ class _Owner(TableHandle, Protocol):
     ) -> Iterator[pa.RecordBatch]: ...
 
     def to_table(self, columns: Columns | None = None, *, limit: int | None = None) -> pa.Table: ...
+
+    def scanner(
+        self,
+        columns: Columns | None = None,
+        filter: Filter | None = None,
+        *,
+        batch_size: int | None = None,
+        output_encodings: Mapping[str, str] | None = None,
+        fragments: Sequence[LanceFragment] | None = None,
+        nearest: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Any: ...
 
     def _plan(self, request: ScanRequest) -> ScanPlan: ...
 
@@ -111,9 +123,17 @@ class LanceFragment:
         filter: str | None = None,
         output_encodings: Mapping[str, str] | None = None,
         batch_size: int | None = None,
+        *,
+        nearest: Mapping[str, Any] | None = None,
+        prefilter: bool | None = None,
+        fast_search: bool | None = None,
     ) -> pa.RecordBatchReader:
         """An iterator of the fragment's rows as record batches (arguments as for
         ``Dataset.to_batches``).
+
+        ``nearest`` (with ``prefilter`` / ``fast_search``, as for ``Dataset.scanner``)
+        searches this fragment's rows alone; pylance's fragment reads have no vector
+        search.
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
@@ -121,6 +141,10 @@ class LanceFragment:
         >>> [b.to_pydict() for b in ds.get_fragment(0).to_batches(columns=["s"], batch_size=1)]
         [{'s': ['a']}, {'s': ['b']}]
         """
+        if nearest is not None:
+            return self._search(
+                columns, filter, output_encodings, batch_size, nearest, prefilter, fast_search
+            ).to_batches()
         it = self._ds.to_batches(
             columns=columns,
             filter=filter,
@@ -135,8 +159,13 @@ class LanceFragment:
         columns: Columns | None = None,
         filter: str | None = None,
         output_encodings: Mapping[str, str] | None = None,
+        *,
+        nearest: Mapping[str, Any] | None = None,
+        prefilter: bool | None = None,
+        fast_search: bool | None = None,
     ) -> pa.Table:
-        """The fragment's rows as one table (arguments as for ``Dataset.to_table``).
+        """The fragment's rows as one table (arguments as for ``Dataset.to_table``;
+        ``nearest`` as for :meth:`to_batches`).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> data = pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]})
@@ -146,10 +175,36 @@ class LanceFragment:
         >>> ds.get_fragment(0).to_table(filter="id > 5").num_rows
         0
         """
+        if nearest is not None:
+            return self._search(
+                columns, filter, output_encodings, None, nearest, prefilter, fast_search
+            ).to_table()
         batches = list(self.to_batches(columns, filter, output_encodings, batch_size=65536))
         if batches:
             return pa.Table.from_batches(batches)
         return self._ds.to_table(columns=columns, limit=0)
+
+    def _search(
+        self,
+        columns: Columns | None,
+        filter: str | None,
+        output_encodings: Mapping[str, str] | None,
+        batch_size: int | None,
+        nearest: Mapping[str, Any],
+        prefilter: bool | None,
+        fast_search: bool | None,
+    ) -> Any:
+        """A scanner of the vector search over this fragment alone."""
+        return self._ds.scanner(
+            columns,
+            filter,
+            batch_size=batch_size,
+            output_encodings=output_encodings,
+            fragments=[self],
+            nearest=nearest,
+            prefilter=prefilter,
+            fast_search=fast_search,
+        )
 
     def take(
         self,
