@@ -32,6 +32,7 @@ from .row_streams import (
     filtered_batches,
     unfiltered_batches,
 )
+from .scan_plan import SearchPlan
 from .table_scan import (
     DEFAULT_BATCH_SIZE,
     Output,
@@ -42,7 +43,7 @@ from .table_scan import (
     run_scan,
     take_rows,
 )
-from .vector_search import SearchPlan, nearest_batches, search_candidates, search_schema
+from .vector_search import nearest_batches, search_candidates, search_schema
 
 __all__ = [
     "BlobAwareReader",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -26,13 +26,14 @@ from ..query import ColumnExpression, Predicate, check_boolean_result, reference
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
 from ..vector.nearest import DISTANCE, QUERY_INDEX
-from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
+from .fragment_reader import ROW_ADDRESS, FragmentReader
 from .output import blob_values_schema, check_override_paths, output_schema
 from .readers import Readers
 from .readers import readers as kept_readers
 from .request import Columns, Filter, ScanRequest
 from .row_streams import drop_rows, filtered_batches, unfiltered_batches
-from .vector_search import SearchPlan, nearest_batches, search_schema
+from .scan_plan import Output, ScanPlan, SearchPlan, project
+from .vector_search import nearest_batches, search_schema
 
 __all__ = [
     "Columns",
@@ -48,44 +49,6 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 8192
-
-
-@dataclass(frozen=True)
-class Output:
-    """One output column: a field path from a read top-level field, or (``columns`` given
-    as a mapping) a SQL expression over the read fields."""
-
-    name: str
-    path: tuple[str, ...] = ()
-    expr: ColumnExpression | None = None
-
-
-@dataclass(frozen=True)
-class ScanPlan:
-    top_fields: tuple[Field, ...]  # what is read from the fragments
-    #: the read fields in their kernel layout (no views): what filters, takes and rewrites
-    #: read into
-    read_schema: pa.Schema
-    #: the read fields in their output layouts (views included)
-    layout_schema: pa.Schema
-    outputs: tuple[Output, ...]
-    output_schema: pa.Schema
-    predicate: Predicate | None
-    #: ``columns`` was a mapping: ``take`` returns flat columns, as ``to_table`` does
-    flat: bool = False
-    #: the top-level fields the outputs use (in ``layout_schema`` order)
-    used: tuple[str, ...] = ()
-    #: the outputs are the read fields themselves, in order, in a layout filters and takes
-    #: read into too: batches read are output as they are
-    identity: bool = False
-    #: a vector search (the request's ``nearest``): what it reads and the result's schema
-    search: SearchPlan | None = None
-
-    @property
-    def result_schema(self) -> pa.Schema:
-        """The schema of the batches a run returns (before its row id / address columns):
-        the outputs, or a vector search's result (``query_index``, ``_distance``)."""
-        return self.output_schema if self.search is None else self.search.schema
 
 
 def plan_scan(
@@ -296,37 +259,6 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=8, thread_name_prefix="lance-semantic-take")
 
 
-def _in_layout(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
-    """The columns the outputs use, in their output layouts (a batch read into the kernel
-    layout is converted here, after any filter or take)."""
-    arrays, fields = [], []
-    for name in plan.used:
-        f = plan.layout_schema.field(name)
-        arrays.append(to_layout(batch.column(name), f.type, name))
-        fields.append(f)
-    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
-
-
-def project(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:
-    """The plan's output columns (struct children by path, SQL expressions evaluated) of a
-    batch read into ``plan.read_schema`` or ``plan.layout_schema``."""
-    if not plan.outputs:  # columns=[]: keep the row count
-        return empty_rows(batch.num_rows)
-    if plan.identity and batch.num_columns == len(plan.outputs):
-        return batch
-    batch = _in_layout(batch, plan)
-    arrays = []
-    for out in plan.outputs:
-        if out.expr is not None:
-            arrays.append(out.expr.evaluate(batch))
-            continue
-        arr = batch.column(out.path[0])
-        for p in out.path[1:]:
-            arr = pc.struct_field(arr, p)
-        arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, schema=plan.output_schema)
-
-
 def take_rows(
     readers: Sequence[FragmentReader], starts: Sequence[int], indices: np.ndarray, plan: ScanPlan
 ) -> pa.Table:
@@ -413,9 +345,7 @@ def run_scan(
     """
     if plan.search is not None:
         size = request.batch_size or DEFAULT_BATCH_SIZE
-        yield from nearest_batches(
-            store, table, fragments, plan, request, size, run_scan=run_scan, project=project
-        )
+        yield from nearest_batches(store, table, fragments, plan, request, size)
         return
     row_addresses = (*request.row_columns, *row_addresses)
     batch_size = request.batch_size or DEFAULT_BATCH_SIZE

@@ -16,48 +16,29 @@ candidate (row address, distance) batches of a set of fragments, and whatever yi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from ..manifest import Fragment
-from ..schema import TableSchema
+from ..schema import Field, TableSchema
 from ..storage import ObjectStore
 from ..vector.flat import Candidates, TopK, batch_candidates, distances
 from ..vector.nearest import DISTANCE, QUERY_INDEX, NearestQuery
 from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
 from .prefetch import ordered
-from .request import ROW_ADDR, ScanRequest
+from .readers import Readers
+from .readers import readers as kept_readers
+from .request import ScanRequest
+from .row_streams import filtered_batches
+from .scan_plan import ScanPlan, SearchPlan, project
 
-#: runs a plan over fragments (``read.run_scan``, given by ``table_scan``, which imports
-#: this module)
-RunScan = Callable[
-    [ObjectStore, TableSchema, Sequence[Fragment], Any, ScanRequest], Iterator[pa.RecordBatch]
-]
-#: a plan's output columns of a batch read into its read schema (``read.project``)
-Project = Callable[[pa.RecordBatch, Any], pa.RecordBatch]
-
-__all__ = ["SearchPlan", "search_schema", "search_candidates", "nearest_batches", "SCAN_ROWS"]
+__all__ = ["search_schema", "search_candidates", "nearest_batches", "SCAN_ROWS", "AHEAD"]
 
 #: rows of the vector column read (and compared) at a time
 SCAN_ROWS = 32_768
 #: row ranges read ahead (in flight or done, not yet merged): bounds the memory of a search
 AHEAD = 4
-
-
-@dataclass(frozen=True)
-class SearchPlan:
-    """What a vector search reads and returns: ``candidates`` (the plan of the vector
-    column, with the filter when prefiltering), ``schema`` (the result's columns before
-    the row id / address columns) and ``distance_at``, where ``_distance`` goes among the
-    outputs."""
-
-    query: NearestQuery
-    candidates: Any  # the ScanPlan of the vector column (read.table_scan)
-    schema: pa.Schema
-    distance_at: int
 
 
 def search_schema(outputs: pa.Schema, query: NearestQuery, distance_at: int) -> pa.Schema:
@@ -76,7 +57,6 @@ def search_candidates(
     table: TableSchema,
     fragments: Sequence[Fragment],
     search: SearchPlan,
-    run_scan: RunScan,
     top: TopK | None = None,
 ) -> Iterator[Candidates]:
     """The candidates of ``fragments``, batch by batch: per query, the addresses (uint64)
@@ -87,15 +67,30 @@ def search_candidates(
     index reader yields its fragments' candidates here too, and the caller's top-k merges
     them. Without a prefilter the fragments are read in row ranges of :data:`SCAN_ROWS` on
     the read pool, each range's distances computed on the thread that read it; with one,
-    the filtered scan (``run_scan``) streams the rows that pass it. ``top``: the top-k the
-    caller merges into, whose bounds drop the rows that cannot make it early."""
+    the rows that pass it stream from the filtered scan (``row_streams.filtered_batches``).
+    ``top``: the top-k the caller merges into, whose bounds drop the rows that cannot make
+    it early."""
     query = search.query
     plan = search.candidates
     bound = None if top is None else top.bound
     if plan.predicate is not None:
-        scan = ScanRequest(columns=[query.column], with_row_address=True, batch_size=SCAN_ROWS)
-        for batch in run_scan(store, table, fragments, plan, scan):
-            yield _candidates(batch.column(0), batch.column(ROW_ADDR).to_numpy(), query, bound)
+
+        def shape(fields: Sequence[Field], schema: pa.Schema, addresses: bool) -> Readers:
+            return kept_readers(store, table, fields, schema, addresses)
+
+        found = filtered_batches(
+            shape,
+            fragments,
+            plan.top_fields,
+            plan.read_schema,
+            plan.predicate,
+            SCAN_ROWS,
+            len(fragments),
+            row_addresses=True,
+        )
+        for batch in found:
+            vectors, addresses = batch.column(query.column), batch.column(ROW_ADDRESS)
+            yield _candidates(vectors, addresses.to_numpy(), query, bound)
         return
 
     def task(reader: FragmentReader, lo: int) -> Callable[[], list[Candidates]]:
@@ -116,8 +111,8 @@ def search_candidates(
             for lo in range(0, f.physical_rows, SCAN_ROWS):
                 yield task(reader, lo)
 
-    for found in ordered(tasks(), ahead=AHEAD):
-        yield from found
+    for ranges in ordered(tasks(), ahead=AHEAD):
+        yield from ranges
 
 
 def _candidates(
@@ -143,22 +138,19 @@ def nearest_batches(
     store: ObjectStore,
     table: TableSchema,
     fragments: Sequence[Fragment],
-    plan: Any,
+    plan: ScanPlan,
     request: ScanRequest,
     batch_size: int,
-    *,
-    run_scan: RunScan,
-    project: Project,
 ) -> Iterator[pa.RecordBatch]:
-    """The result of the request's vector search over ``fragments`` (``plan`` a
-    ``ScanPlan`` with its ``search`` set), in batches of at most ``batch_size`` rows."""
+    """The result of the request's vector search over ``fragments`` (``plan`` with its
+    ``search`` set), in batches of at most ``batch_size`` rows."""
     search = plan.search
-    assert isinstance(search, SearchPlan)
+    assert search is not None
     query = search.query
     if query.fast_search:  # only indexed fragments: none is searched through an index yet
         return
     top = TopK(len(query.queries), query.k, query.distance_range)
-    for candidates in search_candidates(store, table, fragments, search, run_scan, top):
+    for candidates in search_candidates(store, table, fragments, search, top):
         top.merge(candidates)
     found = [top.result(i) for i in range(len(query.queries))]
     addrs = np.concatenate([a for a, _ in found]) if found else np.empty(0, np.uint64)
@@ -191,7 +183,7 @@ def _take(
     store: ObjectStore,
     table: TableSchema,
     fragments: Sequence[Fragment],
-    plan: Any,
+    plan: ScanPlan,
     addresses: np.ndarray,
 ) -> pa.RecordBatch:
     """The rows at ``addresses`` (in that order, duplicates allowed: one per query) read
