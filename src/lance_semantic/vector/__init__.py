@@ -4,6 +4,8 @@ Below ``read/`` and ``dataset/``: it imports errors, types, schema, codecs, mani
 storage, never a layer above.
 """
 
+# exact (flat) search and the nearest query (i30/flat)
+from .flat import TopK, distances
 from .ivf_files import (
     IVF_TYPES,
     IvfIndex,
@@ -29,8 +31,6 @@ from .ivf_search import (
 )
 from .ivf_train import warm_up as warm_up_ivf_kernels
 from .ivf_write import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
-# exact (flat) search and the nearest query (i30/flat)
-from .flat import TopK, distances
 from .metrics import METRICS, Metric, canonical_metric
 from .nearest import DISTANCE, NEAREST_KEYS, QUERY_INDEX, NearestQuery, nearest_query
 
