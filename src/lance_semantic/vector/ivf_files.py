@@ -80,8 +80,8 @@ _FLOAT_TENSORS: Final = (1, 2, 3)
 @dataclass(frozen=True, slots=True)
 class Partition:
     """One partition's rows: their row addresses and stored vectors. ``payload`` is
-    ``[n, d]`` float32 (FLAT; float16 / float64 vectors converted), ``[n, m]`` uint8 PQ codes
-    (row-major, already untransposed) or ``[n, d]`` uint8 SQ codes."""
+    ``[n, d]`` float32 (FLAT; float16 / float64 vectors converted), ``[m, n]`` uint8 PQ codes
+    (sub-vector major, as stored) or ``[n, d]`` uint8 SQ codes."""
 
     row_addresses: npt.NDArray[np.uint64]
     payload: npt.NDArray[Any]
@@ -224,13 +224,15 @@ class IvfIndex:
         width = self.num_sub_vectors if self.kind == "IVF_PQ" else self.dimension
         if values is None:
             dtype = np.float32 if self.kind == "IVF_FLAT" else np.uint8
-            return Partition(addresses, np.empty((0, width), dtype=dtype))
+            shape = (width, 0) if self.kind == "IVF_PQ" else (0, width)
+            return Partition(addresses, np.empty(shape, dtype=dtype))
         flat = values.flatten().to_numpy(zero_copy_only=False)
         if self.kind == "IVF_FLAT":
             flat = flat.astype(np.float32, copy=False)  # float16 / float64 columns too
         if self.kind == "IVF_PQ":
-            # codes of one partition are stored transposed: [m][n]
-            payload = flat.reshape(width, length).T.copy()
+            # codes of one partition are stored transposed, [m][n]: kept so (one contiguous
+            # run of codes per sub-vector for the distance table lookups)
+            payload = flat.reshape(width, length)
         else:
             payload = flat.reshape(length, width)
         return Partition(addresses, payload)

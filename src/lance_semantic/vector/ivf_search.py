@@ -105,7 +105,10 @@ def _partition_distances(index: IvfIndex, pid: int, part: Partition, q: F32) -> 
             diff = index.codebook - key[:, None, :]
             table = np.einsum("mcs,mcs->mc", diff, diff)
         table = table.astype(np.float32)
-        dist = table[np.arange(m)[None, :], x].sum(axis=1, dtype=np.float32)
+        # summed sub-vector by sub-vector, in order (as pylance sums them)
+        dist = np.zeros(x.shape[1], dtype=np.float32)
+        for j in range(m):
+            dist += table[j].take(x[j])
         if index.metric == "dot":
             dist = dist - np.float32(m - 1)
         return dist.astype(np.float32)
@@ -130,13 +133,15 @@ def _partition_distances(index: IvfIndex, pid: int, part: Partition, q: F32) -> 
 
 def _top(addresses: npt.NDArray[np.uint64], distances: F32, n: int) -> npt.NDArray[np.intp]:
     """Positions of the ``n`` smallest (distance, address) pairs, in order (NaN last)."""
-    if len(distances) > n * 4 and n > 0:
-        keep = np.argpartition(np.nan_to_num(distances, nan=np.inf), n - 1)[:n]
-        cut = np.nan_to_num(distances, nan=np.inf)[keep].max()
-        chosen = np.flatnonzero(np.nan_to_num(distances, nan=np.inf) <= cut)
+    d = distances
+    if np.isnan(d).any():
+        d = np.where(np.isnan(d), np.float32(np.inf), d)
+    if 0 < n < len(d) // 4:
+        cut = d[np.argpartition(d, n - 1)[:n]].max()
+        chosen = np.flatnonzero(d <= cut)
     else:
-        chosen = np.arange(len(distances))
-    order = np.lexsort((addresses[chosen], np.nan_to_num(distances[chosen], nan=np.inf)))
+        chosen = np.arange(len(d))
+    order = np.lexsort((addresses[chosen], d[chosen]))
     return chosen[order[:n]]
 
 
