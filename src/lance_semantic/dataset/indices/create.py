@@ -36,8 +36,10 @@ from ...manifest import (
     IndexFile,
     Manifest,
     encode_index_entry,
+    entry_uuid,
     index_entries,
 )
+from ...manifest._pb.lance_table_pb2 import IndexSection
 from ...read import ScanRequest, plan_scan, run_scan
 from ...storage import UncommittedFiles
 from ...vector import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
@@ -275,7 +277,7 @@ def create_index(
             sample_x.append(x[picked])
         seen += len(x)
     sample = np.concatenate(sample_x) if sample_x else np.empty((0, dim), np.float32)
-    rows = usable_rows if whole else total
+    rows = usable_rows  # the vectors pass 1 saw (nulls and NaNs left out)
     num_partitions = _partitions(kind, num_partitions, rows, target_partition_size, column_name)
     if len(sample) < num_partitions:
         raise ValueError(
@@ -328,9 +330,7 @@ def create_index(
 
 
 def _raw_entries(snap: Snapshot, uuids: set[str]) -> Sequence[bytes]:
-    from ...manifest import entry_uuid
-    from ...manifest._pb.lance_table_pb2 import IndexSection
-
+    """The serialized entries of ``uuids`` in the snapshot's index section."""
     if not snap.manifest.index_section or not uuids:
         return []
     raw = IndexSection.FromString(snap.manifest.index_section).indices
