@@ -7,6 +7,7 @@ a writable, C-contiguous array of the dtype named, so each kernel has one signat
 
 ``assign``          nearest centroid of every row (squared L2, or the largest dot product)
 ``seed_distances``  k-means++: lower every row's distance to its nearest chosen centroid
+``seed_pick``       k-means++: the row where the running sum of those distances passes a target
 ``accumulate``      k-means update: per-centroid sums (float64) and counts of the rows
 ``pq_encode``       the nearest codeword of every sub-vector (codes ``uint8``)
 ``sq_encode``       ``floor((x - start) / (end - start) * 255)`` clipped to ``[0, 255]``
@@ -25,6 +26,7 @@ from .ivf_train import KERNEL_CACHE
 __all__ = [
     "assign",
     "seed_distances",
+    "seed_pick",
     "accumulate",
     "pq_encode",
     "sq_encode",
@@ -122,6 +124,19 @@ def seed_distances(
             min_d[i] = acc
         total += min_d[i]
     return total
+
+
+@_jit
+def seed_pick(min_d: np.ndarray, target: float) -> int:  # pragma: no cover - compiled
+    """The first row ``i`` whose running sum of ``min_d`` (float64) exceeds ``target`` (the
+    last row if none does)."""
+    run = 0.0
+    n = min_d.shape[0]
+    for i in range(n):
+        run += min_d[i]
+        if run > target:
+            return i
+    return n - 1
 
 
 @_jit

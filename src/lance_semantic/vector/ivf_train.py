@@ -60,6 +60,7 @@ TOLERANCE = 1e-4
 _KERNELS: Mapping[str, Kernel] = {
     "assign": Kernel("partition assignment", 15, 1),
     "seed_distances": Kernel("k-means++ seeding", 5, 1),
+    "seed_pick": Kernel("k-means++ draw", 3, 1),
     "accumulate": Kernel("k-means update", 5, 1),
     "pq_encode": Kernel("PQ encoder", 15, 1),
     "sq_encode": Kernel("SQ encoder", 10, 1),
@@ -88,6 +89,10 @@ def _warm_seed(k: ModuleType) -> None:
     k.seed_distances(data, cent[0].copy(), np.full(2, np.inf))
 
 
+def _warm_pick(k: ModuleType) -> None:
+    k.seed_pick(np.ones(2), 0.5)
+
+
 def _warm_accumulate(k: ModuleType) -> None:
     data, _ = _tiny()
     k.accumulate(data, np.zeros(2, np.int32), np.zeros((1, 2)), np.zeros(1, np.int64))
@@ -108,6 +113,7 @@ _GATE = KernelGate(
     {
         "assign": _warm_assign,
         "seed_distances": _warm_seed,
+        "seed_pick": _warm_pick,
         "accumulate": _warm_accumulate,
         "pq_encode": _warm_pq,
         "sq_encode": _warm_sq,
@@ -158,6 +164,7 @@ class KMeansModel:
 
 def _kmeans_pp(data: F32, k: int, rng: np.random.Generator) -> F32:
     kern = _kernels("seed_distances")
+    _kernels("seed_pick")  # (the same module: loaded, or compiled with its notice)
     n = data.shape[0]
     centroids = np.empty((k, data.shape[1]), np.float32)
     centroids[0] = data[rng.integers(n)]
@@ -165,8 +172,7 @@ def _kmeans_pp(data: F32, k: int, rng: np.random.Generator) -> F32:
     total = kern.seed_distances(data, centroids[0].copy(), min_d)
     for c in range(1, k):
         if total > 0:
-            pick = int(np.searchsorted(np.cumsum(min_d), rng.random() * total, side="right"))
-            pick = min(pick, n - 1)
+            pick = int(kern.seed_pick(min_d, rng.random() * total))
         else:
             pick = int(rng.integers(n))
         centroids[c] = data[pick]

@@ -97,7 +97,14 @@ def test_warm_up_names_every_kernel_and_a_compile_is_announced(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     took = ivf_train.warm_up()
-    assert set(took) == {"assign", "seed_distances", "accumulate", "pq_encode", "sq_encode"}
+    assert set(took) == {
+        "assign",
+        "seed_distances",
+        "seed_pick",
+        "accumulate",
+        "pq_encode",
+        "sq_encode",
+    }
     # a fresh gate that believes nothing is cached announces before its first "compile"
     fresh = ivf_train.KernelGate(
         ivf_train._load,

@@ -21,6 +21,6 @@ def warm_up() -> dict[str, float]:
     >>> import lance_semantic as ls
     >>> sorted(ls.warm_up())  # doctest: +NORMALIZE_WHITESPACE
     ['accumulate', 'assign', 'check_rows', 'encode_rows', 'pq_encode', 'render_rows',
-     'seed_distances', 'sq_encode']
+     'seed_distances', 'seed_pick', 'sq_encode']
     """
     return {**json_codec.warm_up(), **warm_up_ivf_kernels()}
