@@ -69,7 +69,12 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     ),
     "count_rows": (SAME, "`filter` as SQL or an Arrow expression; no other scanner options"),
     "create_branch": (NOT_YET, "branches"),
-    "create_index": (NOT_YET, "no index building (pylance's indices are kept true and listed)"),
+    "create_index": (
+        DIFFERS,
+        "IVF_FLAT / IVF_PQ / IVF_SQ over float32 vectors in pylance's files (pylance uses "
+        "them); pylance's signature, its engine-only options and other index types raise "
+        "`NotSupportedYetError`",
+    ),
     "create_index_uncommitted": (NOT_YET, "no index building"),
     "create_scalar_index": (NOT_YET, "no index building"),
     "data_storage_version": (SAME, ""),
@@ -153,8 +158,9 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "scanner": (
         DIFFERS,
         "pylance's `LanceScanner` names; `with_row_id` / `with_row_address` as pylance numbers "
-        "them; vector, full-text and `order_by` options raise `NotSupportedYetError`, tuning "
-        "options are accepted and ignored",
+        "them; `nearest` searches exactly (indices are not used yet; `fast_search` on an "
+        "indexed column raises `NotSupportedYetError`); full-text and `order_by` raise "
+        "`NotSupportedYetError`, tuning options are accepted and ignored",
     ),
     "schema": (SAME, "on flagged tables the output encodings are applied"),
     "schema_metadata": (NOT_YET, "in `ds.schema.metadata`"),
@@ -244,14 +250,15 @@ FRAGMENT_NOTES: dict[str, tuple[str, str]] = {
     ),
     "to_batches": (
         DIFFERS,
-        "`columns`, `filter`, `output_encodings`, `batch_size`; no `limit` / `offset` / "
+        "`columns`, `filter`, `output_encodings`, `batch_size`, and `nearest` (exact search of "
+        "the fragment's rows; pylance's fragment reads have none); no `limit` / `offset` / "
         "`with_row_id` or other scanner options",
     ),
     "to_pandas": (NOT_YET, "use `to_table().to_pandas()`"),
     "to_table": (
         DIFFERS,
-        "`columns`, `filter`, `output_encodings`; no `limit` / `offset` / `with_row_id` or "
-        "other scanner options",
+        "`columns`, `filter`, `output_encodings`, and `nearest` (as `to_batches`); no "
+        "`limit` / `offset` / `with_row_id` or other scanner options",
     ),
     "update_columns": (NOT_YET, "rewriting columns of one fragment"),
     "validate": (NOT_YET, "`ls.check(uri)` checks the whole table"),
