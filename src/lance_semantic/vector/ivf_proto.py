@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import CorruptTableError
-from ..manifest._wire import message_fields, read_varint
+from ..manifest._wire import message_fields, packed, read_varint, tag_bytes, tag_double, tag_varint
 
 __all__ = [
     "TENSOR_DTYPES",
@@ -122,32 +122,9 @@ class IvfMessage:
 # ---- encoding ---------------------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    if value < 0:
-        value &= (1 << 64) - 1  # proto3 int32/int64 negatives: ten-byte two's complement
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
-def _delimited(number: int, payload: bytes) -> bytes:
-    return _key(number, 2) + _varint(len(payload)) + payload
-
-
 def _packed_varints(number: int, values: tuple[int, ...]) -> bytes:
-    if not values:
-        return b""
-    return _delimited(number, b"".join(_varint(v) for v in values))
+    """A packed repeated field, left out when empty (as protobuf writes proto3 fields)."""
+    return packed(number, values) if values else b""
 
 
 def encode_tensor(tensor: TensorMessage) -> bytes:
@@ -156,12 +133,10 @@ def encode_tensor(tensor: TensorMessage) -> bytes:
     >>> encode_tensor(TensorMessage(2, (1, 2), bytes(8))).hex()
     '0802120201021a080000000000000000'
     """
-    out = b""
-    if tensor.data_type:
-        out += _key(1, 0) + _varint(tensor.data_type)
+    out = tag_varint(1, tensor.data_type) if tensor.data_type else b""
     out += _packed_varints(2, tensor.shape)
     if tensor.data:
-        out += _delimited(3, tensor.data)
+        out += tag_bytes(3, tensor.data)
     return out
 
 
@@ -173,13 +148,13 @@ def encode_ivf(ivf: IvfMessage) -> bytes:
     """
     out = b""
     if ivf.centroids:
-        out += _delimited(1, struct.pack(f"<{len(ivf.centroids)}f", *ivf.centroids))
+        out += tag_bytes(1, struct.pack(f"<{len(ivf.centroids)}f", *ivf.centroids))
     out += _packed_varints(2, ivf.offsets)
     out += _packed_varints(3, ivf.lengths)
     if ivf.centroids_tensor is not None:
-        out += _delimited(4, encode_tensor(ivf.centroids_tensor))
+        out += tag_bytes(4, encode_tensor(ivf.centroids_tensor))
     if ivf.loss is not None:
-        out += _key(5, 1) + struct.pack("<d", ivf.loss)
+        out += tag_double(5, ivf.loss)
     return out
 
 

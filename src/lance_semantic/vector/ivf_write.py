@@ -36,10 +36,11 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ..manifest._wire import packed, tag_bytes, tag_double, tag_varint
+from ..manifest._wire import tag_bytes, tag_varint
 from ..storage import ObjectStore
 from ..storage.datafile import DataFileWriter
 from . import ivf_train
+from .ivf_proto import IvfMessage, TensorMessage, encode_ivf, encode_tensor
 from .metrics import Metric
 
 __all__ = [
@@ -56,7 +57,6 @@ IvfIndexType = Literal["IVF_FLAT", "IVF_PQ", "IVF_SQ"]
 IVF_INDEX_TYPES: tuple[IvfIndexType, ...] = ("IVF_FLAT", "IVF_PQ", "IVF_SQ")
 #: the Lance file version of pylance 14's index files
 INDEX_FILE_VERSION = "2.2"
-_FLOAT32 = 2  # index.proto Tensor.DataType
 _METRIC_ENUM = {"l2": 0, "cosine": 1, "dot": 2, "hamming": 3}
 _ROWS_PER_BATCH = 65536
 F32 = npt.NDArray[np.float32]
@@ -89,9 +89,8 @@ class IndexFileWritten:
     size_bytes: int
 
 
-def _tensor(values: F32, shape: tuple[int, ...]) -> bytes:
-    data = np.ascontiguousarray(values, dtype="<f4").tobytes()
-    return tag_varint(1, _FLOAT32) + packed(2, shape) + tag_bytes(3, data)
+def _tensor(values: F32) -> TensorMessage:
+    return TensorMessage.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
 
 
 def _ivf(
@@ -100,12 +99,14 @@ def _ivf(
     centroids: F32 | None = None,
     loss: float | None = None,
 ) -> bytes:
-    out = packed(2, np.asarray(offsets).tolist()) + packed(3, np.asarray(lengths).tolist())
-    if centroids is not None:
-        out += tag_bytes(4, _tensor(centroids, centroids.shape))
-    if loss is not None:
-        out += tag_double(5, loss)
-    return out
+    return encode_ivf(
+        IvfMessage(
+            offsets=tuple(int(v) for v in np.asarray(offsets).tolist()),
+            lengths=tuple(int(v) for v in np.asarray(lengths).tolist()),
+            centroids_tensor=None if centroids is None else _tensor(centroids),
+            loss=loss,
+        )
+    )
 
 
 def _build_parameters(params: IvfParams) -> dict[str, str]:
@@ -305,7 +306,9 @@ class IvfBuilder:
         if p.index_type == "IVF_PQ":
             assert self.pq_codebook is not None
             book = self.pq_codebook
-            position = aux.add_global_buffer(_tensor(book, (book.shape[1], self.dim)))
+            # [256, d] as pylance lays it out: [m][256][d/m] in memory
+            tensor = _tensor(np.asarray(book).reshape(book.shape[1], self.dim))
+            position = aux.add_global_buffer(encode_tensor(tensor))
             assert position == 2
         aux.add_schema_metadata("storage_metadata", self._storage_metadata())
         code_type = schema.field(1).type
