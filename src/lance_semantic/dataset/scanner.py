@@ -27,7 +27,7 @@ import pyarrow.dataset as pds
 
 from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
-from ..manifest import Fragment, flags, index_field_ids
+from ..manifest import Fragment, flags
 from ..read import (
     ROW_ADDR,
     ROW_ID,
@@ -38,8 +38,8 @@ from ..read import (
     plan_scan,
     run_scan,
 )
-from ..vector import NearestQuery, nearest_query
-from .core import Snapshot, TableHandle, scan_request
+from ..vector import nearest_query
+from .core import TableHandle, scan_request
 from .core import arguments as args
 
 if TYPE_CHECKING:
@@ -340,7 +340,12 @@ Scanner.from_batches; write the batches to a dataset first
             batch_size=batch_size,
         )
         return run_scan(
-            self._snap.store, self._snap.semantic_schema, self._fragments, self._plan, request
+            self._snap.store,
+            self._snap.semantic_schema,
+            self._fragments,
+            self._plan,
+            request,
+            index_section=self._snap.manifest.index_section,
         )
 
 
@@ -389,17 +394,6 @@ def make_scanner(
     return open_scanner(ds, request)
 
 
-def _no_index_search(snapshot: Snapshot, query: NearestQuery) -> None:
-    """``fast_search`` searches only what an index covers; no index is searched here yet,
-    so a column with an index is refused (without one the result is empty, as pylance)."""
-    field = snapshot.semantic_schema.field(query.column)
-    if field.id in index_field_ids(snapshot.manifest.index_section):
-        raise NotSupportedYetError(
-            f"fast_search=True on the indexed column {query.column!r} (vector indices are "
-            "not searched yet; without fast_search the search is exact)"
-        )
-
-
 def open_scanner(ds: TableHandle, request: ScanRequest) -> Scanner:
     """A :class:`Scanner` of ``ds`` at its current version for a checked ``request`` (how a
     pickled scanner is made again)."""
@@ -411,8 +405,6 @@ def open_scanner(ds: TableHandle, request: ScanRequest) -> Scanner:
             "with_row_id=True on a table with stable row ids (their row id sequences are "
             "not read); with_row_address=True gives each row's address"
         )
-    if request.nearest is not None and request.nearest.fast_search:
-        _no_index_search(snapshot, request.nearest)
     frags = _fragments(manifest.fragments, request.fragments)
     plan = plan_scan(snapshot.semantic_schema, request, flagged=snapshot.semantic_types)
     taken = plan.result_schema.names

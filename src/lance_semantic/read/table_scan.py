@@ -332,6 +332,7 @@ def run_scan(
     request: ScanRequest,
     *,
     row_addresses: Sequence[str] = (),
+    index_section: bytes | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream the plan's output batches in the request's window (``offset``, ``limit``:
     stops reading as soon as ``limit`` rows are out) and ``batch_size``.
@@ -341,11 +342,12 @@ def run_scan(
     ``(fragment id << 32) | physical offset`` (``_rowid`` of a table without stable row
     ids).
 
-    A plan with a vector ``search`` yields the search's result (``nearest_batches``).
+    A plan with a vector ``search`` yields the search's result (``nearest_batches``),
+    through the IVF index of the version's manifest ``index_section`` where one is usable.
     """
     if plan.search is not None:
         size = request.batch_size or DEFAULT_BATCH_SIZE
-        yield from nearest_batches(store, table, fragments, plan, request, size)
+        yield from nearest_batches(store, table, fragments, plan, request, size, index_section)
         return
     row_addresses = (*request.row_columns, *row_addresses)
     batch_size = request.batch_size or DEFAULT_BATCH_SIZE

@@ -7,10 +7,12 @@ by row address. ``prefilter=True``: the filter runs in the candidate scan (the k
 rows that pass it); ``prefilter=False`` (pylance's default): the k nearest rows, then the
 filter (fewer may remain). Deleted rows and null vectors are never candidates.
 
-The search is exact (flat) on every fragment, indexed or not, for now:
-:func:`search_candidates` is the seam where an index reader plugs in -- it yields the
-candidate (row address, distance) batches of a set of fragments, and whatever yields them
-(a flat scan here, IVF partitions later) is merged by the same top-k.
+With ``use_index`` (pylance's default) and an IVF index on the column
+(``read.indexed_search``), the fragments the index covers are searched through it and the
+others flat (exact); :func:`search_candidates` yields the candidate (row address, distance)
+batches of both, and one top-k merges them, as pylance unions its index and flat searches
+under one TopK. ``fast_search=True``: the indexed fragments alone. ``use_index=False`` or
+no usable index: every fragment flat.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..storage import ObjectStore
 from ..vector.flat import Candidates, TopK, batch_candidates, distances
 from ..vector.nearest import DISTANCE, QUERY_INDEX, NearestQuery
 from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
+from .indexed_search import VectorIndex, column_index, index_candidates
 from .prefetch import ordered
 from .readers import Readers
 from .readers import readers as kept_readers
@@ -58,19 +61,28 @@ def search_candidates(
     fragments: Sequence[Fragment],
     search: SearchPlan,
     top: TopK | None = None,
+    index: VectorIndex | None = None,
 ) -> Iterator[Candidates]:
     """The candidates of ``fragments``, batch by batch: per query, the addresses (uint64)
     and float32 distances of the rows of a batch that can be among its ``k`` nearest
     (:func:`~lance_semantic.vector.flat.batch_candidates`).
 
-    Every fragment is searched flat (exact) today, whether an index covers it or not; an
-    index reader yields its fragments' candidates here too, and the caller's top-k merges
-    them. Without a prefilter the fragments are read in row ranges of :data:`SCAN_ROWS` on
-    the read pool, each range's distances computed on the thread that read it; with one,
-    the rows that pass it stream from the filtered scan (``row_streams.filtered_batches``).
-    ``top``: the top-k the caller merges into, whose bounds drop the rows that cannot make
-    it early."""
+    ``index``: the fragments it covers yield its candidates (``indexed_search``), one
+    batch per query; with ``fast_search`` nothing else, otherwise the other fragments are
+    then searched flat (exact). Without a prefilter flat fragments are read in row ranges
+    of :data:`SCAN_ROWS` on the read pool, each range's distances computed on the thread
+    that read it; with one, the rows that pass it stream from the filtered scan
+    (``row_streams.filtered_batches``). ``top``: the top-k the caller merges into, whose
+    bounds drop the rows that cannot make it early."""
     query = search.query
+    if index is not None:
+        covered = index.fragment_ids
+        fragments = [] if query.fast_search else [f for f in fragments if f.id not in covered]
+        # merged with flat distances: the index's rows get exact distances too (as pylance)
+        exact = bool(fragments)
+        yield from index_candidates(store, table, search, index, exact=exact)
+    if query.fast_search:  # only what an index covers
+        return
     plan = search.candidates
     bound = None if top is None else top.bound
     if plan.predicate is not None:
@@ -141,16 +153,20 @@ def nearest_batches(
     plan: ScanPlan,
     request: ScanRequest,
     batch_size: int,
+    index_section: bytes | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The result of the request's vector search over ``fragments`` (``plan`` with its
-    ``search`` set), in batches of at most ``batch_size`` rows."""
+    ``search`` set), in batches of at most ``batch_size`` rows. ``index_section``: the
+    version's manifest index section, whose IVF index on the column the search uses
+    (``indexed_search.column_index``)."""
     search = plan.search
     assert search is not None
     query = search.query
-    if query.fast_search:  # only indexed fragments: none is searched through an index yet
+    index = column_index(store, table, fragments, search, index_section)
+    if query.fast_search and index is None:  # only indexed fragments: none here
         return
     top = TopK(len(query.queries), query.k, query.distance_range)
-    for candidates in search_candidates(store, table, fragments, search, top):
+    for candidates in search_candidates(store, table, fragments, search, top, index):
         top.merge(candidates)
     found = [top.result(i) for i in range(len(query.queries))]
     addrs = np.concatenate([a for a, _ in found]) if found else np.empty(0, np.uint64)
