@@ -2,12 +2,14 @@
 the candidates of the fragments it covers, as pylance 14 searches them.
 
 - **Which index.** With ``use_index`` (pylance's default) the search uses the first index
-  name in the manifest whose entries are all over the vector column alone, all open as an
-  IVF index known here (``vector.open_ivf_index``) and were built for the query's metric;
-  the index is every entry (segment) of that name (the index and its deltas). pylance falls
-  back to a brute-force search when the metric differs (measured: it warns "Requested metric
-  ... is incompatible with index metric"), and so does this. No usable index: every fragment
-  is searched flat.
+  name in the manifest over the vector column alone (measured: with two names on a column
+  pylance 14 plans the first, and searches flat when that one's metric is not the query's,
+  not through the second); the index is every entry (segment) of that name (the index and
+  its deltas), and is used when all of them open as an IVF index known here
+  (``vector.open_ivf_index``). Without ``metric`` the search takes the index's metric, flat
+  fragments too (pylance's); a ``metric`` other than the index's searches flat (pylance
+  warns "Requested metric ... is incompatible with index metric, falling back to
+  brute-force search"). No usable index: every fragment is searched flat.
 - **Which fragments.** The union of the segments' ``fragment_bitmap`` among the scan's
   fragments (a fragment compacted away is no longer in the version); the others are searched
   flat and merged by the caller's top-k (``vector_search.search_candidates``).
@@ -33,12 +35,12 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..manifest import Fragment, index_entries
-from ..manifest.index_metadata import IndexEntry
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
 from ..vector.flat import Candidates, distances
 from ..vector.ivf_files import IvfIndex, open_ivf_index
 from ..vector.ivf_search import search_ivf_segments
+from ..vector.metrics import Metric
 from .deletions import deleted_rows
 from .fragment_reader import ROW_ADDRESS, FragmentReader
 from .readers import Readers
@@ -64,6 +66,10 @@ class VectorIndex:
     def fragment_ids(self) -> frozenset[int]:
         return frozenset(f.id for f in self.fragments)
 
+    @property
+    def metric(self) -> Metric:
+        return self.segments[0].metric
+
 
 def column_index(
     store: ObjectStore,
@@ -79,19 +85,21 @@ def column_index(
     if not query.use_index or not index_section or query.element == "uint8":
         return None
     field_id = table.field(query.column).id
-    by_name: dict[str, list[IndexEntry]] = {}
-    for entry in index_entries(index_section):
-        by_name.setdefault(entry.name, []).append(entry)
-    for entries in by_name.values():
-        if any(e.fields != (field_id,) for e in entries):
-            continue
-        opened = [open_ivf_index(store, e) for e in entries]
-        segments = [s for s in opened if s is not None]
-        if len(segments) != len(entries) or any(s.metric != query.metric for s in segments):
-            continue
-        covered = frozenset().union(*(s.fragment_ids for s in segments))
-        return VectorIndex(tuple(segments), tuple(f for f in fragments if f.id in covered))
-    return None
+    entries = [e for e in index_entries(index_section) if e.fields == (field_id,)]
+    if not entries:
+        return None
+    name = entries[0].name  # the first index on the column, in manifest order (as pylance)
+    opened = [open_ivf_index(store, e) for e in entries if e.name == name]
+    segments = [s for s in opened if s is not None]
+    if len(segments) != len(opened):
+        return None
+    metric = segments[0].metric
+    if any(s.metric != metric for s in segments):
+        return None
+    if query.metric_given and query.metric != metric:
+        return None  # pylance: "incompatible with index metric, falling back to brute-force"
+    covered = frozenset().union(*(s.fragment_ids for s in segments))
+    return VectorIndex(tuple(segments), tuple(f for f in fragments if f.id in covered))
 
 
 def _addresses_of(fragment_id: int, offsets: npt.ArrayLike) -> npt.NDArray[np.uint64]:

@@ -18,6 +18,7 @@ no usable index: every fragment flat.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -165,6 +166,9 @@ def nearest_batches(
     index = column_index(store, table, fragments, search, index_section)
     if query.fast_search and index is None:  # only indexed fragments: none here
         return
+    if index is not None and index.metric != query.metric:  # no metric given: the index's
+        query = replace(query, metric=index.metric)
+        search = replace(search, query=query)
     top = TopK(len(query.queries), query.k, query.distance_range)
     for candidates in search_candidates(store, table, fragments, search, top, index):
         top.merge(candidates)

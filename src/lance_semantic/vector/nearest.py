@@ -89,6 +89,9 @@ class NearestQuery:
     distance_range: tuple[float | None, float | None] | None = None
     prefilter: bool = False
     fast_search: bool = False
+    #: ``metric`` was given: without it a search through an index uses the index's metric
+    #: (pylance's), with it another metric than the index's searches flat
+    metric_given: bool = False
 
     @property
     def dim(self) -> int:
@@ -175,6 +178,7 @@ def nearest_query(
         distance_range=_distance_range(opts.get("distance_range")),
         prefilter=_flag("prefilter", prefilter),
         fast_search=_flag("fast_search", fast_search),
+        metric_given=opts.get("metric") is not None,
     )
 
 
