@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 
 import lance_semantic as ls
+from lance_semantic.errors import NotSupportedYetError
 
 pytestmark = pytest.mark.interop
 
@@ -206,3 +207,20 @@ def test_chosen_fragments(tables: dict[str, str], tmp_path: Path) -> None:
     dists = ((VECTORS[ids] - QUERIES[0]) ** 2).sum(axis=1)
     order = np.argsort(dists, kind="stable")[:10]
     assert got["id"].to_pylist() == ids[order].tolist()
+
+
+def test_an_index_of_a_table_with_stable_row_ids_is_not_used(tmp_path: Path) -> None:
+    """Its index holds row ids, not addresses (after a compaction they differ): not read
+    yet, so the search is exact (pylance's rows with every partition probed) and
+    fast_search is refused."""
+    uri = str(tmp_path / "stable")
+    ds = lance.write_dataset(
+        _table(0, 3_000), uri, max_rows_per_file=1_000, enable_stable_row_ids=True
+    )
+    ds.delete("id < 10")
+    ds.optimize.compact_files(target_rows_per_fragment=3_000)
+    lance.dataset(uri).create_index("vec", "IVF_FLAT", num_partitions=PARTITIONS)
+    near = {"column": "vec", "q": QUERIES[0], "k": 5, "nprobes": PARTITIONS}
+    _same(uri, nearest=near)
+    with pytest.raises(NotSupportedYetError, match="stable row ids"):
+        ls.dataset(uri).to_table(columns=["id"], nearest=near, fast_search=True)

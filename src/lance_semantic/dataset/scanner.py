@@ -27,7 +27,7 @@ import pyarrow.dataset as pds
 
 from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
-from ..manifest import Fragment, flags
+from ..manifest import Fragment, flags, index_field_ids
 from ..read import (
     ROW_ADDR,
     ROW_ID,
@@ -39,7 +39,7 @@ from ..read import (
     run_scan,
 )
 from ..vector import nearest_query
-from .core import TableHandle, scan_request
+from .core import Snapshot, TableHandle, scan_request
 from .core import arguments as args
 
 if TYPE_CHECKING:
@@ -339,13 +339,17 @@ Scanner.from_batches; write the batches to a dataset first
             limit=self._request.limit if limit is None else limit,
             batch_size=batch_size,
         )
+        manifest = self._snap.manifest
+        stable = manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS
         return run_scan(
             self._snap.store,
             self._snap.semantic_schema,
             self._fragments,
             self._plan,
             request,
-            index_section=self._snap.manifest.index_section,
+            # an index of a table with stable row ids holds row ids, not addresses: not
+            # read yet, so its searches are exact (fast_search is refused: open_scanner)
+            index_section=None if stable else manifest.index_section,
         )
 
 
@@ -394,6 +398,20 @@ def make_scanner(
     return open_scanner(ds, request)
 
 
+def _indexed_stable_row_ids(snapshot: Snapshot, column: str) -> None:
+    """``fast_search`` on an indexed column of a table with stable row ids: its index holds
+    row ids, which are not read yet (without fast_search such a search is exact)."""
+    manifest = snapshot.manifest
+    if not manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
+        return
+    if snapshot.semantic_schema.field(column).id in index_field_ids(manifest.index_section):
+        raise NotSupportedYetError(
+            f"fast_search=True on the indexed column {column!r} of a table with stable row "
+            "ids (its index holds row ids, not read yet; without fast_search the search "
+            "is exact)"
+        )
+
+
 def open_scanner(ds: TableHandle, request: ScanRequest) -> Scanner:
     """A :class:`Scanner` of ``ds`` at its current version for a checked ``request`` (how a
     pickled scanner is made again)."""
@@ -405,6 +423,8 @@ def open_scanner(ds: TableHandle, request: ScanRequest) -> Scanner:
             "with_row_id=True on a table with stable row ids (their row id sequences are "
             "not read); with_row_address=True gives each row's address"
         )
+    if request.nearest is not None and request.nearest.fast_search:
+        _indexed_stable_row_ids(snapshot, request.nearest.column)
     frags = _fragments(manifest.fragments, request.fragments)
     plan = plan_scan(snapshot.semantic_schema, request, flagged=snapshot.semantic_types)
     taken = plan.result_schema.names
