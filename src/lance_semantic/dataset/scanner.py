@@ -52,7 +52,8 @@ __all__ = ["Scanner", "make_scanner", "open_scanner", "TABLE_BATCH", "ROW_ID", "
 TABLE_BATCH = 262_144
 
 #: pylance / pyarrow scanner options that only tune how a scan runs: accepted and ignored
-#: (scans here are always in order, read ahead on their own, and have no indices)
+#: (scans here are always in order and read ahead on their own; a vector search uses the
+#: column's vector index unless ``nearest`` says ``use_index=False``)
 _TUNING = frozenset(
     {
         "batch_size_bytes",
