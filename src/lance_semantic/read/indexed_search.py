@@ -26,7 +26,9 @@ the candidates of the fragments it covers, as pylance 14 searches them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +37,11 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..manifest import Fragment, index_entries
+from ..manifest.index_metadata import IndexEntry
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
 from ..vector.flat import Candidates, distances
-from ..vector.ivf_files import IvfIndex, open_ivf_index
+from ..vector.ivf_files import INDEX_DIR, IvfIndex, open_ivf_index
 from ..vector.ivf_search import search_ivf_segments
 from ..vector.metrics import Metric
 from .deletions import deleted_rows
@@ -89,7 +92,7 @@ def column_index(
     if not entries:
         return None
     name = entries[0].name  # the first index on the column, in manifest order (as pylance)
-    opened = [open_ivf_index(store, e) for e in entries if e.name == name]
+    opened = [_opened(store, e) for e in entries if e.name == name]
     segments = [s for s in opened if s is not None]
     if len(segments) != len(opened):
         return None
@@ -100,6 +103,29 @@ def column_index(
         return None  # pylance: "incompatible with index metric, falling back to brute-force"
     covered = frozenset().union(*(s.fragment_ids for s in segments))
     return VectorIndex(tuple(segments), tuple(f for f in fragments if f.id in covered))
+
+
+#: indices opened lately, by (their folder's URI, storage options, manifest entry): their
+#: files never change, so a search reopens none (their partitions are in the partition cache)
+_OPENED: OrderedDict[Hashable, IvfIndex | None] = OrderedDict()
+_OPENED_MAX = 16
+_OPENED_LOCK = threading.Lock()
+
+
+def _opened(store: ObjectStore, entry: IndexEntry) -> IvfIndex | None:
+    """``open_ivf_index(store, entry)``, remembered for the last few indices opened."""
+    options = tuple(sorted((store.storage_options or {}).items()))
+    key = (store.uri(f"{INDEX_DIR}/{entry.uuid}"), options, entry)
+    with _OPENED_LOCK:
+        if key in _OPENED:
+            _OPENED.move_to_end(key)
+            return _OPENED[key]
+    index = open_ivf_index(store, entry)
+    with _OPENED_LOCK:
+        _OPENED[key] = index
+        while len(_OPENED) > _OPENED_MAX:
+            _OPENED.popitem(last=False)
+    return index
 
 
 def _addresses_of(fragment_id: int, offsets: npt.ArrayLike) -> npt.NDArray[np.uint64]:
@@ -199,13 +225,17 @@ def index_candidates(
     fragments = index.fragments
     if not fragments:
         return
-    ids = np.array(sorted(index.fragment_ids), dtype=np.uint64)
+    ids = np.array(sorted(index.fragment_ids), dtype=np.intp)
+    scanned = np.zeros(int(ids.max()) + 2, dtype=bool)  # by fragment id; the last: beyond
+    scanned[ids] = True
     prefilter = search.candidates.predicate is not None
     allowed = _passing(store, table, fragments, search) if prefilter else None
     deleted = None if prefilter else _deleted(store, fragments)
 
+    # (index files may hold rows of fragments outside the bitmap: always filtered)
     def row_filter(addresses: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
-        keep = np.isin(addresses >> _SHIFT, ids)
+        frags = np.minimum(addresses >> _SHIFT, np.uint64(len(scanned) - 1)).astype(np.intp)
+        keep = scanned[frags]
         if allowed is not None:
             keep &= np.isin(addresses, allowed, assume_unique=False)
         elif deleted is not None and len(deleted):
