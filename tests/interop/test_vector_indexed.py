@@ -22,6 +22,7 @@ import pytest
 
 import lance_semantic as ls
 from lance_semantic.errors import NotSupportedYetError
+from lance_semantic.vector import default_partition_cache
 
 pytestmark = pytest.mark.interop
 
@@ -224,3 +225,26 @@ def test_an_index_of_a_table_with_stable_row_ids_is_not_used(tmp_path: Path) -> 
     _same(uri, nearest=near)
     with pytest.raises(NotSupportedYetError, match="stable row ids"):
         ls.dataset(uri).to_table(columns=["id"], nearest=near, fast_search=True)
+
+
+def test_partitions_are_read_lazily_and_results_stream(tmp_path: Path) -> None:
+    """A search with nprobes=1 reads one partition (through the partition cache: a second
+    search reads none); to_batches streams the same rows in batches of batch_size; a
+    fragment's search through the index keeps that fragment's rows alone."""
+    uri = str(tmp_path / "lazy")
+    _build(uri, "pylance IVF_FLAT")
+    cache = default_partition_cache()
+    near = {"column": "vec", "q": QUERIES[1], "k": 7, "nprobes": 1}
+    ds = ls.dataset(uri)
+    reads, hits = cache.reads, cache.hits
+    first = ds.to_table(columns=["id"], nearest=near, fast_search=True)
+    assert (cache.reads - reads, cache.hits - hits) == (1, 0)
+    batches = list(ds.to_batches(columns=["id"], nearest=near, fast_search=True, batch_size=3))
+    assert [b.num_rows for b in batches] == [3, 3, 1]
+    assert (cache.reads - reads, cache.hits - hits) == (1, 1)
+    assert pa.Table.from_batches(batches).equals(first)
+    mine = ds.get_fragment(1).to_table(columns=["id"], nearest={**near, "nprobes": PARTITIONS})
+    ids = np.arange(PER_FILE, 2 * PER_FILE)
+    ids = ids[(ids % 9 != 4) & (ids != 2222)]
+    dists = ((VECTORS[ids] - QUERIES[1]) ** 2).sum(axis=1)
+    assert mine["id"].to_pylist() == ids[np.argsort(dists, kind="stable")[:7]].tolist()
