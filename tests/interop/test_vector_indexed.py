@@ -248,3 +248,25 @@ def test_partitions_are_read_lazily_and_results_stream(tmp_path: Path) -> None:
     ids = ids[(ids % 9 != 4) & (ids != 2222)]
     dists = ((VECTORS[ids] - QUERIES[1]) ** 2).sum(axis=1)
     assert mine["id"].to_pylist() == ids[np.argsort(dists, kind="stable")[:7]].tolist()
+
+
+@pytest.mark.parametrize(
+    ("kind", "metric", "ranges"),
+    [
+        ("IVF_PQ", "dot", [(None, 0.0), (2.0, None)]),
+        ("IVF_SQ", "cosine", [(0.5, None), (None, 0.9)]),
+        ("IVF_FLAT", "l2", [(None, 8.0), (2.0, 12.0)]),
+    ],
+)
+def test_distance_range_through_an_index(
+    tmp_path: Path, kind: str, metric: str, ranges: list[tuple[float | None, float | None]]
+) -> None:
+    """``distance_range`` acts inside the index search, as pylance's: rows outside it take
+    no place among the k (with refine too); other kinds and metrics than the tests above."""
+    uri = str(tmp_path / "ranged")
+    _build(uri, f"pylance {kind}", metric=metric)
+    for distance_range in ranges:
+        for search in ({"nprobes": 2}, {"nprobes": 1, "refine_factor": 2}, {}):
+            near = {"column": "vec", "q": QUERIES[0], "k": 10, "distance_range": distance_range}
+            for scan in ({}, {"fast_search": True}):
+                _same(uri, nearest={**near, **search}, **scan)

@@ -259,6 +259,7 @@ def index_candidates(
             refine_factor=query.refine_factor,
             raw_vectors=raw if query.refine_factor is not None else None,
             row_filter=row_filter,
+            distance_range=query.distance_range,
         )
         addresses, dists = found.row_addresses, found.distances
         if exact and len(addresses):

@@ -50,6 +50,7 @@ __all__ = [
 F32 = npt.NDArray[np.float32]
 RawVectors = Callable[[npt.NDArray[np.uint64]], npt.ArrayLike]
 RowFilter = Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.bool_]]
+DistanceRange = tuple[float | None, float | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +282,7 @@ def _candidates(
     wanted: int,
     probes: tuple[int | None, int | None, int | None],
     row_filter: RowFilter | None,
+    distance_range: DistanceRange | None = None,
 ) -> tuple[npt.NDArray[np.uint64], F32, tuple[int, ...]]:
     """The ``wanted`` best candidates of one segment, and the partitions searched."""
     nprobes, minimum_nprobes, maximum_nprobes = probes
@@ -308,6 +310,9 @@ def _candidates(
         if row_filter is not None and len(addresses):
             keep = np.asarray(row_filter(addresses), dtype=bool)
             addresses, distances = addresses[keep], distances[keep]
+        if distance_range is not None and len(addresses):
+            keep = _in_range(distances, distance_range)
+            addresses, distances = addresses[keep], distances[keep]
         best = _top(addresses, distances, wanted)
         found_addresses.append(addresses[best])
         found_distances.append(distances[best])
@@ -316,6 +321,17 @@ def _candidates(
     distances = np.concatenate(found_distances)
     best = _top(addresses, distances, wanted)
     return addresses[best], distances[best], tuple(searched)
+
+
+def _in_range(distances: F32, distance_range: DistanceRange) -> npt.NDArray[np.bool_]:
+    """Distances inside ``distance_range`` (lower inclusive, upper exclusive)."""
+    keep = np.ones(len(distances), dtype=bool)
+    lo, hi = distance_range
+    if lo is not None:
+        keep &= distances >= lo
+    if hi is not None:
+        keep &= distances < hi
+    return keep
 
 
 def search_ivf_segments(
@@ -330,12 +346,18 @@ def search_ivf_segments(
     refine_factor: int | None = None,
     raw_vectors: RawVectors | None = None,
     row_filter: RowFilter | None = None,
+    distance_range: DistanceRange | None = None,
 ) -> IvfSearchResult:
     """:func:`search_ivf` over the segments of one index (the entries of one name: the
     index and its deltas, as ``optimize_indices(num_indices_to_merge=0)`` leaves them), as
     pylance searches them: each segment probes its own nearest partitions, the candidates of
     all are merged by (distance, row address), then refined. ``partitions`` of the result
-    lists each segment's partitions in turn."""
+    lists each segment's partitions in turn.
+
+    ``distance_range`` (lower inclusive, upper exclusive; ``None`` for no bound) keeps, in
+    each partition, only the rows whose index distance is inside it before its best are
+    taken, as pylance's ``nearest`` ``distance_range`` through an index (measured: rows
+    outside it do not take a place among the k); refined distances are checked again."""
     for value, name in ((k, "k"), (nprobes, "nprobes"), (minimum_nprobes, "minimum_nprobes")):
         _checked_positive(value, name)
     _checked_positive(maximum_nprobes, "maximum_nprobes")
@@ -347,7 +369,9 @@ def search_ivf_segments(
     key = _normalized(query) if index_metric == "cosine" else query
     wanted = k * (refine_factor or 1)
     probes = (nprobes, minimum_nprobes, maximum_nprobes)
-    found = [_candidates(index, key, k, wanted, probes, row_filter) for index in segments]
+    found = [
+        _candidates(index, key, k, wanted, probes, row_filter, distance_range) for index in segments
+    ]
     addresses = np.concatenate([f[0] for f in found])
     distances = np.concatenate([f[1] for f in found])
     searched = tuple(pid for f in found for pid in f[2])
@@ -361,6 +385,9 @@ def search_ivf_segments(
                 f"of {segments[0].dimension} values"
             )
         distances = exact_distances(raw, query, index_metric)
+        if distance_range is not None:
+            keep = _in_range(distances, distance_range)
+            addresses, distances = addresses[keep], distances[keep]
         best = _top(addresses, distances, k)
         addresses, distances = addresses[best], distances[best]
     return IvfSearchResult(addresses, distances, searched)
