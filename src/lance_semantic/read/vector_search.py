@@ -213,15 +213,20 @@ def _take(
         return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
     uniq, inverse = np.unique(addresses, return_inverse=True)
     frag_ids = (uniq >> np.uint64(32)).astype(np.int64)
-    by_id = {f.id: f for f in fragments}
-    parts: list[pa.RecordBatch] = []
-    for fid in np.unique(frag_ids):
-        offsets = (uniq[frag_ids == fid] & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        if not plan.top_fields:
-            continue
-        reader = FragmentReader(store, table, by_id[int(fid)], plan.top_fields, schema)
-        parts.extend(reader.take(offsets))
     if not plan.top_fields:
         return empty_rows(len(addresses))
+    by_id = {f.id: f for f in fragments}
+
+    def task(fid: int) -> Callable[[], list[pa.RecordBatch]]:
+        def run() -> list[pa.RecordBatch]:
+            offsets = (uniq[frag_ids == fid] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            reader = FragmentReader(store, table, by_id[fid], plan.top_fields, schema)
+            return reader.take(offsets)
+
+        return run
+
+    # each fragment's rows taken on the read pool, at once
+    tasks = [task(int(fid)) for fid in np.unique(frag_ids)]
+    parts = [b for taken in ordered(tasks, ahead=max(len(tasks), 1)) for b in taken]
     taken = pa.Table.from_batches(parts, schema=schema).take(pa.array(inverse.reshape(-1)))
     return taken.combine_chunks().to_batches()[0]
