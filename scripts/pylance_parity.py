@@ -40,7 +40,7 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         NOT_YET,
         "branches; a `(branch, version)` reference off `main` raises `NotSupportedYetError`",
     ),
-    "centroids": (NOT_YET, "vector index internals (lance-semantic builds no index)"),
+    "centroids": (NOT_YET, "vector index internals (`lance_semantic.vector.open_ivf_index`)"),
     "checkout_latest": (
         DIFFERS,
         "moves the handle in place as pylance does, and returns it (pylance returns `None`)",
@@ -75,8 +75,8 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         "them); pylance's signature, its engine-only options and other index types raise "
         "`NotSupportedYetError`",
     ),
-    "create_index_uncommitted": (NOT_YET, "no index building"),
-    "create_scalar_index": (NOT_YET, "no index building"),
+    "create_index_uncommitted": (NOT_YET, "the two-phase form of `create_index`"),
+    "create_scalar_index": (NOT_YET, "scalar indices (BTREE, BITMAP, LABEL_LIST, INVERTED)"),
     "data_storage_version": (SAME, ""),
     "deep_clone": (NOT_YET, "clones"),
     "delete": (
@@ -141,7 +141,7 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "new_file_session": (NOT_YET, "pylance file sessions"),
     "optimize": (DIFFERS, "`compact_files` only (no `optimize_indices`)"),
     "partition_expression": (SAME, "always true"),
-    "prewarm_index": (NOT_YET, "no index use"),
+    "prewarm_index": (NOT_YET, "partitions are read when a search probes them, then cached"),
     "read_blob_ranges": (NOT_YET, "`take_blobs` gives seekable files"),
     "read_blobs": (NOT_YET, "`take_blobs` gives seekable files"),
     "read_transaction": (NOT_YET, "transactions are decoded internally, not exposed"),
@@ -158,8 +158,8 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "scanner": (
         DIFFERS,
         "pylance's `LanceScanner` names; `with_row_id` / `with_row_address` as pylance numbers "
-        "them; `nearest` searches exactly (indices are not used yet; `fast_search` on an "
-        "indexed column raises `NotSupportedYetError`); full-text and `order_by` raise "
+        "them; `nearest` searches through the column's IVF_FLAT / IVF_PQ / IVF_SQ index "
+        "(pylance's or ours) and flat elsewhere, as pylance; full-text and `order_by` raise "
         "`NotSupportedYetError`, tuning options are accepted and ignored",
     ),
     "schema": (SAME, "on flagged tables the output encodings are applied"),
@@ -250,8 +250,8 @@ FRAGMENT_NOTES: dict[str, tuple[str, str]] = {
     ),
     "to_batches": (
         DIFFERS,
-        "`columns`, `filter`, `output_encodings`, `batch_size`, and `nearest` (exact search of "
-        "the fragment's rows; pylance's fragment reads have none); no `limit` / `offset` / "
+        "`columns`, `filter`, `output_encodings`, `batch_size`, and `nearest` (a search of the "
+        "fragment's rows; pylance's fragment reads have none); no `limit` / `offset` / "
         "`with_row_id` or other scanner options",
     ),
     "to_pandas": (NOT_YET, "use `to_table().to_pandas()`"),
