@@ -54,6 +54,12 @@ def _s3(run: PageRun) -> None:
 def _readme(run: PageRun) -> None:
     ds = ls.dataset(run.namespace["uri"])
     assert ds.to_table().to_pydict() == {"id": [2, 3, 4], "name": ["grace", "linus", "KEN"]}
+    vs = ls.dataset(run.namespace["vec_uri"])  # flagged, with an IVF_FLAT index on v
+    assert vs.semantic_types
+    assert [(i["name"], i["type"]) for i in vs.list_indices()] == [("v_idx", "IVF_FLAT")]
+    q = run.namespace["vectors"][42]
+    hits = vs.to_table(columns=["id"], nearest={"column": "v", "q": q, "k": 3, "nprobes": 2})
+    assert hits["id"][0].as_py() == 42 and hits.column_names == ["id", "_distance"]
 
 
 CHECKS: dict[str, Callable[[PageRun], None]] = {
