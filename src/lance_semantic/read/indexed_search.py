@@ -36,14 +36,18 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ..manifest import Fragment, index_entries
-from ..manifest.index_metadata import IndexEntry
+from ..manifest import Fragment, IndexEntry, index_entries
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
-from ..vector.flat import Candidates, distances
-from ..vector.ivf_files import INDEX_DIR, IvfIndex, open_ivf_index
-from ..vector.ivf_search import search_ivf_segments
-from ..vector.metrics import Metric
+from ..vector import (
+    INDEX_DIR,
+    Candidates,
+    IvfIndex,
+    Metric,
+    distances,
+    open_ivf_index,
+    search_ivf_segments,
+)
 from .deletions import deleted_rows
 from .fragment_reader import ROW_ADDRESS, FragmentReader
 from .readers import Readers

@@ -17,7 +17,7 @@ from typing import TypeAlias
 
 import pyarrow.compute as pc
 
-from ..vector.nearest import NearestQuery
+from ..vector import NearestQuery
 
 __all__ = ["Columns", "Filter", "ScanRequest", "ROW_ID", "ROW_ADDR"]
 

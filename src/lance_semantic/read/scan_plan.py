@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from ..codecs.kernel_layout import to_layout
 from ..query import ColumnExpression, Predicate
 from ..schema import Field
-from ..vector.nearest import NearestQuery
+from ..vector import NearestQuery
 from .fragment_reader import empty_rows
 
 __all__ = ["Output", "ScanPlan", "SearchPlan", "project"]

@@ -25,7 +25,7 @@ from ..manifest import Fragment
 from ..query import ColumnExpression, Predicate, check_boolean_result, referenced_columns
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
-from ..vector.nearest import DISTANCE, QUERY_INDEX
+from ..vector import DISTANCE, QUERY_INDEX
 from .fragment_reader import ROW_ADDRESS, FragmentReader
 from .output import blob_values_schema, check_override_paths, output_schema
 from .readers import Readers

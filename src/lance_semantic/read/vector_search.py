@@ -26,8 +26,15 @@ import pyarrow as pa
 from ..manifest import Fragment
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
-from ..vector.flat import Candidates, TopK, batch_candidates, distances
-from ..vector.nearest import DISTANCE, QUERY_INDEX, NearestQuery
+from ..vector import (
+    DISTANCE,
+    QUERY_INDEX,
+    Candidates,
+    NearestQuery,
+    TopK,
+    batch_candidates,
+    distances,
+)
 from .fragment_reader import ROW_ADDRESS, FragmentReader, empty_rows
 from .indexed_search import VectorIndex, column_index, index_candidates
 from .prefetch import ordered

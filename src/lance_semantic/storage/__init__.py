@@ -5,11 +5,14 @@ of a commit's uncommitted files."""
 from .blobs import BlobFile, BlobSidecarWriter, sidecar_path
 from .conditional import OutcomeUnknown, create_once
 from .datafile import (
+    WRITABLE_VERSIONS,
     DataFileReader,
     DataFileWriter,
     WrittenFile,
     data_file_columns,
     file_metadata,
+    is_read_error,
+    open_reader,
     opened_file,
     read_whole,
     unprojectable_columns,
@@ -52,6 +55,9 @@ __all__ = [
     "DataFileReader",
     "data_file_columns",
     "file_metadata",
+    "WRITABLE_VERSIONS",
+    "is_read_error",
+    "open_reader",
     "unprojectable_columns",
     "opened_file",
     "read_whole",

@@ -28,6 +28,7 @@ from .panics import first_line, guarded, is_panic, unstorable_null_structs
 from .paths import DATA_DIR
 
 __all__ = [
+    "WRITABLE_VERSIONS",
     "WrittenFile",
     "DataFileWriter",
     "DataFileReader",
@@ -35,6 +36,8 @@ __all__ = [
     "file_metadata",
     "unprojectable_columns",
     "opened_file",
+    "open_reader",
+    "is_read_error",
     "read_whole",
 ]
 
@@ -334,14 +337,22 @@ def _interned(schema: pa.Schema) -> pa.Schema:
 def file_metadata(store: ObjectStore, rel: str) -> tuple[pa.Schema, int]:
     """A data file's own schema and row count, read afresh (no reader cache); ``rel`` is its
     path in ``store`` (``data/...``). A failure to read it is a CorruptTableError."""
-    path = store.uri(rel)
-    try:
-        meta = _reader_for(_location(store, rel), None, _options_key(store)).metadata()
-    except BaseException as e:
-        if not _is_read_error(e):
-            raise
-        raise _damaged(path, e) from e
+    meta = open_reader(store, rel).metadata()
     return data_file_columns(meta.schema), int(meta.num_rows)
+
+
+def open_reader(
+    store: ObjectStore, rel: str, columns: list[str] | None = None, *, what: str = "data file"
+) -> LanceFileReader:
+    """A new pylance file reader of the Lance file ``rel`` of ``store`` (a data file, or an
+    index file with ``what="index file"``), of ``columns`` (None: all); a failure to open
+    it is a CorruptTableError naming the file as ``what``."""
+    try:
+        return _reader_for(_location(store, rel), columns, _options_key(store))
+    except BaseException as e:
+        if not is_read_error(e):
+            raise
+        raise _damaged(store.uri(rel), e, what) from e
 
 
 def _location(store: ObjectStore, rel: str) -> _Location:
@@ -366,15 +377,17 @@ _READAHEAD = 16
 _READ_ERRORS = (OSError, ValueError, IndexError, RuntimeError, pa.ArrowException)
 
 
-def _is_read_error(e: BaseException) -> bool:
+def is_read_error(e: BaseException) -> bool:
+    """Whether ``e`` is what pylance's file reader raises for a missing, truncated or
+    garbage file (then the caller raises a CorruptTableError)."""
     # pylance panics (pyo3 PanicException, a BaseException) on some truncated files
     return isinstance(e, _READ_ERRORS) or is_panic(e)
 
 
-def _damaged(path: str, e: BaseException) -> CorruptTableError:
+def _damaged(path: str, e: BaseException, what: str = "data file") -> CorruptTableError:
     if isinstance(e, FileNotFoundError) or "Not found" in str(e):
-        return CorruptTableError(path, "the data file is missing")
-    return CorruptTableError(path, f"cannot read the data file: {first_line(e)}")
+        return CorruptTableError(path, f"the {what} is missing")
+    return CorruptTableError(path, f"cannot read the {what}: {first_line(e)}")
 
 
 def _cut_short(path: str, got: int, wanted: int) -> KeyboardInterrupt:
@@ -415,7 +428,7 @@ class DataFileReader:
             whole = not unprojectable_columns(self.schema)
             self._named = tuple(self.schema.names) if whole else None
         except BaseException as e:
-            if not _is_read_error(e):
+            if not is_read_error(e):
                 raise
             raise _damaged(self._path, e) from e
 
@@ -449,7 +462,7 @@ class DataFileReader:
             if got < num_rows:
                 raise _cut_short(self._path, got, num_rows)
         except BaseException as e:
-            if not _is_read_error(e):
+            if not is_read_error(e):
                 raise
             raise _damaged(self._path, e) from e
 
@@ -462,7 +475,7 @@ class DataFileReader:
                 return _one_batch(reader.read_range(start, 0, batch_size=1).to_table())
             return _read_rows(reader, start, num_rows, self._path)
         except BaseException as e:
-            if not _is_read_error(e):
+            if not is_read_error(e):
                 raise
             raise _damaged(self._path, e) from e
         finally:
@@ -492,7 +505,7 @@ class DataFileReader:
                 raise _cut_short(self._path, got.num_rows, len(rows))
             return got
         except BaseException as e:
-            if not _is_read_error(e):
+            if not is_read_error(e):
                 raise
             raise _damaged(self._path, e) from e
 
@@ -522,7 +535,7 @@ def read_whole(
         for stream, (file, _, n) in zip(streams, requests, strict=True):
             out.append(_first_rows(stream, n, file._path))
     except BaseException as e:
-        if not _is_read_error(e):
+        if not is_read_error(e):
             raise
         raise _damaged(requests[_failed(len(requests), borrowed, streams, out)][0].path, e) from e
     finally:

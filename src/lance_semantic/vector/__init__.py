@@ -5,8 +5,9 @@ storage, never a layer above.
 """
 
 # exact (flat) search and the nearest query (i30/flat)
-from .flat import TopK, distances
+from .flat import Candidates, TopK, batch_candidates, distances
 from .ivf_files import (
+    INDEX_DIR,
     IVF_TYPES,
     IvfIndex,
     Partition,
@@ -46,6 +47,7 @@ __all__ = [
     "encode_ivf",
     "encode_tensor",
     # pylance's IVF indices: open and search (ivf_files.py, ivf_search.py)
+    "INDEX_DIR",
     "IVF_TYPES",
     "IvfIndex",
     "IvfSearchResult",
@@ -67,6 +69,8 @@ __all__ = [
     # ---- end of IVF index building ----
     # exact (flat) search and the nearest query (i30/flat)
     "TopK",
+    "Candidates",
+    "batch_candidates",
     "distances",
     "DISTANCE",
     "NEAREST_KEYS",

@@ -35,11 +35,9 @@ import pyarrow as pa
 from lance.file import LanceFileReader
 
 from ..errors import CorruptTableError
+from ..manifest import IndexEntry
 from ..manifest._wire import message_fields
-from ..manifest.index_metadata import IndexEntry
-from ..storage.datafile import _is_read_error, _location, _options_key, _reader_for
-from ..storage.object_store import ObjectStore
-from ..storage.panics import first_line
+from ..storage import ObjectStore, first_line, is_read_error, open_reader
 from .ivf_proto import decode_ivf, decode_tensor
 from .metrics import Metric
 
@@ -206,15 +204,13 @@ class IvfIndex:
         try:
             with self._lock:  # a pylance reader is never used by two threads at once
                 if self._reader is None:
-                    self._reader = _reader_for(
-                        _location(self._store, self._aux),
-                        [_ROW_ID, column],
-                        _options_key(self._store),
+                    self._reader = open_reader(
+                        self._store, self._aux, [_ROW_ID, column], what="index file"
                     )
                 got = self._reader.read_range(start, length, batch_size=max(length, 1))
                 table = got.to_table()
         except BaseException as e:
-            if not _is_read_error(e):
+            if not is_read_error(e):
                 raise
             raise CorruptTableError(path, f"cannot read the index file: {first_line(e)}") from e
         if table.num_rows != length:
@@ -252,15 +248,7 @@ def _details_metric(details: bytes) -> Metric | None:
 
 
 def _open_reader(store: ObjectStore, rel: str) -> LanceFileReader:
-    try:
-        return _reader_for(_location(store, rel), None, _options_key(store))
-    except BaseException as e:
-        if not _is_read_error(e):
-            raise
-        path = store.uri(rel)
-        if isinstance(e, FileNotFoundError) or "Not found" in str(e):
-            raise CorruptTableError(path, "the index file is missing") from e
-        raise CorruptTableError(path, f"cannot read the index file: {first_line(e)}") from e
+    return open_reader(store, rel, what="index file")
 
 
 def _metadata(reader: LanceFileReader) -> Mapping[bytes, bytes]:

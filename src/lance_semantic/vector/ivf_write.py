@@ -37,8 +37,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..manifest._wire import tag_bytes, tag_varint
-from ..storage import ObjectStore
-from ..storage.datafile import DataFileWriter
+from ..storage import DataFileWriter, ObjectStore
 from . import ivf_train
 from .ivf_proto import IvfMessage, TensorMessage, encode_ivf, encode_tensor
 from .metrics import Metric

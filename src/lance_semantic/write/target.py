@@ -21,8 +21,7 @@ from ..schema import (
     match_input_fields,
     schema_from_arrow,
 )
-from ..storage import ObjectStore
-from ..storage.datafile import WRITABLE_VERSIONS
+from ..storage import WRITABLE_VERSIONS, ObjectStore
 from .blob_values import table_blob_inputs, v1_inputs_as_v2
 from .boundary import Boundary
 from .fragments import parse_storage_version, write_fragments

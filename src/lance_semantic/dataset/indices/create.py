@@ -42,8 +42,15 @@ from ...manifest import (
 from ...manifest._pb.lance_table_pb2 import IndexSection
 from ...read import ScanRequest, plan_scan, run_scan
 from ...storage import UncommittedFiles
-from ...vector import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
-from ...vector.metrics import Metric, canonical_metric
+from ...vector import (
+    IVF_INDEX_TYPES,
+    IvfBuilder,
+    IvfIndexType,
+    IvfParams,
+    Metric,
+    canonical_metric,
+    vector_index_details,
+)
 from ..core import Snapshot
 
 __all__ = ["create_index", "ENGINE_ONLY_OPTIONS"]
