@@ -29,6 +29,7 @@ else ``d.ddde<exp>`` without a plus sign or leading zeros.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -56,20 +57,22 @@ def _digits(text: str) -> tuple[str, int]:
     return "".join(map(str, digits)), len(digits) + exponent
 
 
-def _ryu(value: float, bits: int) -> str:
+def _layout(
+    value: float, digits_of: Callable[[float], tuple[str, int]], high: float, low: float, whole: str
+) -> str:
+    """``value`` written positionally while its exponent ``kk`` (value = 0.DIGITS x 10**kk)
+    is in ``(low, high]``, else as ``d.ddde<exp>``; a whole number ends in ``whole``."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     sign = "-" if math.copysign(1.0, value) < 0 else ""
     if value == 0:
-        return sign + "0.0"
-    text = repr(abs(value)) if bits == 64 else str(np.float32(abs(value)))
-    d, kk = _digits(text)
+        return sign + "0" + whole
+    d, kk = digits_of(abs(value))
     n = len(d)
-    high, low = _POSITIONAL[bits]
     if n <= kk <= high:
-        return sign + d + "0" * (kk - n) + ".0"
+        return sign + d + "0" * (kk - n) + whole
     if 0 < kk <= high:
         return sign + d[:kk] + "." + d[kk:]
     if low < kk <= 0:
@@ -78,21 +81,17 @@ def _ryu(value: float, bits: int) -> str:
     return f"{sign}{mantissa}e{kk - 1}"
 
 
+def _ryu(value: float, bits: int) -> str:
+    """Arrow's Rust cast of a float32 / float64 (the ryu crate's layout)."""
+    shortest = repr if bits == 64 else (lambda v: str(np.float32(v)))
+    high, low = _POSITIONAL[bits]
+    return _layout(value, lambda v: _digits(shortest(v)), high, low, ".0")
+
+
 def _display16(value: float) -> str:
     """Rust's ``Display`` of the float16 ``value`` taken as a float32: never an exponent."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return sign + "0"
-    d, kk = _nearest_up(abs(value), *_digits(str(np.float32(abs(value)))))
-    if kk >= len(d):
-        return sign + d + "0" * (kk - len(d))
-    if kk > 0:
-        return sign + d[:kk] + "." + d[kk:]
-    return sign + "0." + "0" * -kk + d
+    digits = lambda v: _nearest_up(v, *_digits(str(np.float32(v))))  # noqa: E731
+    return _layout(value, digits, math.inf, -math.inf, "")
 
 
 def _nearest_up(value: float, d: str, kk: int) -> tuple[str, int]:
