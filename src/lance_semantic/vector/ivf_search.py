@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .flat import distances
 from .ivf_files import IvfIndex, Partition
 from .metrics import Metric, canonical_metric
 
@@ -78,17 +79,12 @@ def centroid_distances(index: IvfIndex, q: F32) -> F32:
 
 
 def exact_distances(vectors: F32, q: F32, metric: Metric) -> F32:
-    """pylance's exact distance of each row of ``vectors`` to ``q`` (not normalized)."""
-    if metric == "l2":
-        diff = vectors - q
-        return np.einsum("ij,ij->i", diff, diff).astype(np.float32)
-    if metric == "dot":
-        return (np.float32(1.0) - vectors @ q).astype(np.float32)
-    if metric == "cosine":
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors)) * np.sqrt(np.dot(q, q))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (np.float32(1.0) - (vectors @ q) / norms).astype(np.float32)
-    raise ValueError(f"metric: {metric!r} is not a float-vector metric")
+    """pylance's exact distance of each row of ``vectors`` to ``q`` (not normalized): the
+    distances of exact search (:func:`~lance_semantic.vector.flat.distances`) for one query."""
+    if metric == "hamming":
+        raise ValueError(f"metric: {metric!r} is not a float-vector metric")
+    out: F32 = distances(vectors, np.asarray(q).reshape(1, -1), metric)[0]
+    return out
 
 
 def _partition_distances(index: IvfIndex, pid: int, part: Partition, q: F32) -> F32:
