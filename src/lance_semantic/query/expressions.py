@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ..errors import InvalidExpressionError
 from .kernels import Kernel, compile_filter
+from .literal_resolution import LiteralResolver
 from .literals import check_filter_literals
 from .sql_dialect import referenced_names
 from .sql_parse import parse_expression
@@ -120,6 +121,7 @@ class SqlExpression:
             expr = parse_expression(df, self.sql)
             if self.is_filter:
                 check_filter_literals(expr, batch.schema, self.sql)
+            expr = LiteralResolver(df, self.sql).resolve(expr)
             _remember(_PARSED, key, expr)
         try:
             out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]
