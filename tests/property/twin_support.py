@@ -345,7 +345,15 @@ def _assert_same_tables(readers: dict[str, Any]) -> None:
         assert ds.schema.equals(want.schema, check_metadata=True), (name, ds.schema, want.schema)
         table = ds.to_table()
         assert table.schema.equals(want_table.schema, check_metadata=True), (name, table.schema)
-        assert canonical_rows(table) == want_rows, name
+        got_rows = canonical_rows(table)
+        if got_rows != want_rows:
+            again = canonical_rows(ds.to_table()) == want_rows
+            missing = sorted(set(want_rows) - set(got_rows))[:5]
+            extra = sorted(set(got_rows) - set(want_rows))[:5]
+            raise AssertionError(
+                f"{name}: rows differ (a second read agrees: {again}); "
+                f"{len(got_rows)} rows, want {len(want_rows)}; missing {missing}; extra {extra}"
+            )
         assert ds.count_rows() == want_table.num_rows, name
         if isinstance(ds, ls.Dataset):
             assert field_ids_of_ours(ds) == want_ids, name
