@@ -33,6 +33,7 @@ from ..manifest import (
     WriterVersion,
     flags,
     with_index_changes,
+    with_rewritten_indices,
     without_indices_on_missing_fields,
 )
 from ..schema import TableSchema, freeze_metadata, upgrade_schema
@@ -217,6 +218,7 @@ def _(op: Rewrite, base: Manifest | None) -> Manifest:
     base = _require(base, op)
     frags = list(base.fragments)
     next_id = next_fragment_id(base)
+    numbered: list[tuple[frozenset[int], tuple[int, ...]]] = []
     for group in op.groups:
         old = {f.id for f in group.old_fragments}
         missing = sorted(old - {f.id for f in frags})
@@ -236,7 +238,14 @@ def _(op: Rewrite, base: Manifest | None) -> Manifest:
             new = _assign_ids(new, next_id)
             next_id += len(new)
         frags[pos:pos] = list(new)
-    return replace(base, fragments=tuple(frags))
+        numbered.append((frozenset(old), tuple(f.id for f in new)))
+    if not op.rewritten_indices:
+        return replace(base, fragments=tuple(frags))
+    try:  # as pylance: the remapped indices replace theirs, bitmaps follow the groups
+        section = with_rewritten_indices(base.index_section, numbered, op.rewritten_indices)
+    except ValueError as e:
+        raise CommitConflictError(base.version, base.version + 1, str(e), retryable=False) from None
+    return replace(base, fragments=tuple(frags), index_section=section)
 
 
 @_apply.register

@@ -44,11 +44,15 @@ from .flags import (
 from .index_metadata import (
     IndexEntry,
     IndexFile,
+    RewrittenIndex,
+    decode_rewritten_index,
     encode_index_entry,
+    encode_rewritten_index,
     entry_uuid,
     index_entries,
     index_type_name,
     with_index_changes,
+    with_rewritten_indices,
 )
 from .indices import index_field_ids, indices_on_fields, without_indices_on_missing_fields
 from .model import (
@@ -154,5 +158,9 @@ __all__ = [
     "encode_index_entry",
     "entry_uuid",
     "with_index_changes",
+    "RewrittenIndex",
+    "encode_rewritten_index",
+    "decode_rewritten_index",
+    "with_rewritten_indices",
     "index_type_name",
 ]

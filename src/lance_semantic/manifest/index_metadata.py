@@ -11,6 +11,10 @@ CreateIndex to it.
 4 dataset_version · 5 fragment_bitmap (portable 32-bit roaring) · 6 index_details
 (``google.protobuf.Any``: 1 type_url, 2 value) · 7 index_version · 8 created_at (ms) ·
 9 base_id · 10 files (``IndexFile{1 path, 2 size_bytes}``).
+
+A compaction's ``Rewrite.rewritten_indices`` are ``RewrittenIndex`` messages (measured on
+pylance 14): 1 old_id (``UUID``) · 2 new_id (``UUID``) · 3 new_index_details (``Any``) ·
+4 new_index_version (absent for 0) · 5 new_index_files (``IndexFile``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ __all__ = [
     "encode_index_entry",
     "entry_uuid",
     "with_index_changes",
+    "RewrittenIndex",
+    "encode_rewritten_index",
+    "decode_rewritten_index",
+    "with_rewritten_indices",
 ]
 
 
@@ -212,3 +220,134 @@ def with_index_changes(
     if not kept:
         return None
     return tpb.IndexSection(indices=kept).SerializeToString()
+
+
+@dataclass(frozen=True, slots=True)
+class RewrittenIndex:
+    """One index a compaction rewrote: the entry ``old_uuid`` becomes ``new_uuid`` with
+    these details, version and files (a ``Rewrite.rewritten_indices`` message)."""
+
+    old_uuid: str
+    new_uuid: str
+    type_url: str
+    details: bytes
+    index_version: int
+    files: tuple[IndexFile, ...]
+
+
+def _uuid_of(value: bytes) -> str:
+    raw = b"".join(v for n, _, v in _fields(value) if n == 1 and isinstance(v, bytes))
+    return str(uuidlib.UUID(bytes=raw)) if len(raw) == 16 else raw.hex()
+
+
+def encode_rewritten_index(r: RewrittenIndex) -> bytes:
+    """The serialized ``RewrittenIndex`` message of ``r``, as pylance 14 writes it.
+
+    >>> r = RewrittenIndex("00000000-0000-0000-0000-000000000001",
+    ...     "00000000-0000-0000-0000-000000000002", "/lance.table.BTreeIndexDetails", b"", 0,
+    ...     (IndexFile("page_data.lance", 10),))
+    >>> decode_rewritten_index(encode_rewritten_index(r)) == r
+    True
+    """
+    out = tag_bytes(1, tag_bytes(1, uuidlib.UUID(r.old_uuid).bytes))
+    out += tag_bytes(2, tag_bytes(1, uuidlib.UUID(r.new_uuid).bytes))
+    details = tag_bytes(1, r.type_url.encode())
+    if r.details:
+        details += tag_bytes(2, r.details)
+    out += tag_bytes(3, details)
+    if r.index_version:
+        out += tag_varint(4, r.index_version)
+    for f in r.files:
+        out += tag_bytes(5, tag_bytes(1, f.path.encode()) + tag_varint(2, f.size_bytes))
+    return out
+
+
+def decode_rewritten_index(data: bytes) -> RewrittenIndex:
+    """A serialized ``RewrittenIndex`` message."""
+    old = new = type_url = ""
+    details = b""
+    version = 0
+    files: list[IndexFile] = []
+    for number, _wire, value in _fields(data):
+        if number in (1, 2) and isinstance(value, bytes):
+            if number == 1:
+                old = _uuid_of(value)
+            else:
+                new = _uuid_of(value)
+        elif number == 3 and isinstance(value, bytes):
+            for n, _, v in _fields(value):
+                if n == 1 and isinstance(v, bytes):
+                    type_url = v.decode()
+                elif n == 2 and isinstance(v, bytes):
+                    details = v
+        elif number == 4 and isinstance(value, int):
+            version = value
+        elif number == 5 and isinstance(value, bytes):
+            path, size = "", 0
+            for n, _, v in _fields(value):
+                if n == 1 and isinstance(v, bytes):
+                    path = v.decode()
+                elif n == 2 and isinstance(v, int):
+                    size = v
+            files.append(IndexFile(path, size))
+    return RewrittenIndex(old, new, type_url, details, version, tuple(files))
+
+
+def with_rewritten_indices(
+    section: bytes | None,
+    groups: list[tuple[frozenset[int], tuple[int, ...]]],
+    rewritten: tuple[bytes, ...],
+) -> bytes | None:
+    """``section`` after a Rewrite of ``groups`` (old fragment ids, new fragment ids) with
+    ``rewritten`` indices, as pylance 14 applies it: each rewritten entry takes its new
+    uuid, details, version and files, and its fragment bitmap loses the old fragments of
+    every group it covers and gains the group's new ones (name, fields, dataset version and
+    creation time are kept). The other entries are unchanged. A ``ValueError`` for a
+    rewritten index the section does not hold, one named twice, or a group the index
+    covers only in part."""
+    if not rewritten:
+        return section
+    changes: dict[str, RewrittenIndex] = {}
+    for raw in rewritten:
+        r = decode_rewritten_index(raw)
+        if r.old_uuid in changes:
+            raise ValueError(f"the index {r.old_uuid} is rewritten twice")
+        changes[r.old_uuid] = r
+    kept = [] if not section else list(tpb.IndexSection.FromString(section).indices)
+    present = {entry_uuid(raw) for raw in kept}
+    missing = sorted(set(changes) - present)
+    if missing:
+        raise ValueError(f"the table has no index {missing[0]} that the rewrite remaps")
+    out = []
+    for raw in kept:
+        entry = _entry(raw)
+        change = changes.get(entry.uuid)
+        if change is None:
+            out.append(raw)
+            continue
+        bitmap = set(entry.fragment_ids)
+        for old, new in groups:
+            covered = old & bitmap
+            if not covered:
+                continue
+            if covered != old:
+                raise ValueError(
+                    f"a rewrite group mixes fragments the index {entry.name} covers with "
+                    "fragments it does not cover"
+                )
+            bitmap = (bitmap - old) | set(new)
+        changed = IndexEntry(
+            change.new_uuid,
+            entry.name,
+            entry.fields,
+            entry.dataset_version,
+            tuple(sorted(bitmap)),
+            change.type_url,
+            change.details,
+            change.index_version,
+            entry.created_at_ms,
+            entry.base_id,
+            change.files,
+        )
+        out.append(encode_index_entry(changed))
+    return tpb.IndexSection(indices=out).SerializeToString()

@@ -23,6 +23,7 @@ from .ivf_proto import (
     encode_ivf,
     encode_tensor,
 )
+from .ivf_remap import REMOVED_ROW, RowAddressMap, remap_ivf_index, row_address_map
 from .ivf_search import (
     IvfSearchResult,
     exact_distances,
@@ -67,6 +68,12 @@ __all__ = [
     "vector_index_details",
     "warm_up_ivf_kernels",
     # ---- end of IVF index building ----
+    # ---- IVF index remapping after a compaction (ivf_remap, i30/compact) ----
+    "REMOVED_ROW",
+    "RowAddressMap",
+    "remap_ivf_index",
+    "row_address_map",
+    # ---- end of IVF index remapping ----
     # exact (flat) search and the nearest query (i30/flat)
     "TopK",
     "Candidates",

@@ -52,6 +52,7 @@ from ...types.blob_layouts import V2_LOGICAL_TYPE
 from ...write import check_invariant, write_fragments
 from ..core import Progress, Snapshot, TableHandle, batches_with_progress
 from ..core import arguments as args
+from .indices import indices_to_remap, remap_indices
 from .layout import MergedColumn, converter, merge_column
 from .plan import CompactionOptions, CompactionTask, output_row_counts, plan_compaction
 
@@ -322,8 +323,6 @@ def check_compactable(manifest: Manifest) -> None:
     """Refuse what compaction does not support (``NotSupportedYetError``)."""
     if manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
         raise NotSupportedYetError("compact_files on tables with stable row ids")
-    if manifest.index_section is not None:
-        raise NotSupportedYetError("compact_files on tables with indices (index remapping)")
     if manifest.data_storage_version in ("0.1", "legacy"):
         raise NotSupportedYetError("compacting legacy (0.1) data files")
 
@@ -363,9 +362,15 @@ def commit_rewrite(
 ) -> tuple[Manifest, tuple[RewriteGroup, ...]]:
     """Publish ``(old fragments, new id-less fragments)`` pairs read at ``base``, as pylance
     does: ``ReserveFragments`` for the new fragments' ids, then one ``Rewrite`` whose new
-    fragments carry them. Returns the new manifest and the groups committed. ``files`` owns
-    the new fragments' files: only the ``Rewrite`` names them (the reservation commits on
-    its own, so a failed ``Rewrite`` still removes them)."""
+    fragments carry them and which remaps the indices covering the old fragments
+    (:mod:`.indices`; an index type that cannot be remapped is refused before anything is
+    committed). Returns the new manifest and the groups committed. ``files`` owns the new
+    fragments' (and remapped indices') files: only the ``Rewrite`` names them (the
+    reservation commits on its own, so a failed ``Rewrite`` still removes them)."""
+    remapped = indices_to_remap(store, base, [f for old, _ in pairs for f in old])
+    if files is None and remapped:
+        with UncommittedFiles(store) as own:
+            return commit_rewrite(store, base, pairs, own)
     total = sum(len(new) for _, new in pairs)
     reserved = commit(store, base, ReserveFragments(num_fragments=total))
     assert reserved.max_fragment_id is not None
@@ -376,7 +381,9 @@ def commit_rewrite(
         next_id += len(new)
         numbered = tuple(replace(f, id=i) for f, i in zip(new, ids, strict=True))
         groups.append(RewriteGroup(old_fragments=tuple(old), new_fragments=numbered))
-    manifest = commit(store, base, Rewrite(groups=tuple(groups)), files=files)
+    rewritten = remap_indices(store, remapped, groups, files) if files is not None else ()
+    op = Rewrite(groups=tuple(groups), rewritten_indices=rewritten)
+    manifest = commit(store, base, op, files=files)
     return manifest, tuple(groups)
 
 
@@ -397,6 +404,7 @@ def compact_files(
     tasks = plan_compaction(store, base, options)
     if not tasks:
         return base, CompactionMetrics()
+    indices_to_remap(store, base, [f for t in tasks for f in t.fragments])  # refused early
     workers = min(options.num_threads or os.cpu_count() or 1, len(tasks))
 
     bar = Progress(progress, total=sum(t.num_rows for t in tasks), desc="compacting")
@@ -499,7 +507,9 @@ class DatasetOptimizer:
         Raises
         ------
         NotSupportedYetError
-            Tables with stable row ids, indices, blob columns or legacy (0.1) files.
+            Tables with stable row ids or legacy (0.1) files; fragments covered by an
+            index other than IVF_FLAT / IVF_PQ / IVF_SQ (those are remapped, as pylance
+            remaps them).
         CommitConflictError
             A concurrent writer changed one of the rewritten fragments.
 

@@ -1,5 +1,7 @@
 """Compaction planning, as pylance 14 plans it (layer L5): which fragments are rewritten
-together, and how many rows each new fragment gets."""
+together, and how many rows each new fragment gets. Adjacent fragments are merged only when
+the same indices cover them (pylance's planner: a rewrite group is indexed whole or not at
+all, so that its indices can be remapped)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...manifest import Fragment, Manifest
+from ...manifest import Fragment, Manifest, index_entries
 from ...read import deleted_rows
 from ...storage import ObjectStore
 from ...write import MAX_ROWS_PER_GROUP
@@ -152,7 +154,15 @@ def plan_compaction(
     threshold = np.float32(options.materialize_deletions_threshold)
     runs: list[tuple[list[Fragment], list[int], list[bool]]] = []
     current: tuple[list[Fragment], list[int], list[bool]] | None = None
+    bitmaps = [frozenset(e.fragment_ids) for e in index_entries(manifest.index_section)]
+    indexed_by: tuple[int, ...] | None = None
     for fragment in manifest.fragments:
+        # as pylance: fragments covered by other indices are never rewritten together
+        covering = tuple(i for i, b in enumerate(bitmaps) if fragment.id in b)
+        if current is not None and covering != indexed_by:
+            runs.append(current)
+            current = None
+        indexed_by = covering
         physical = fragment.physical_rows
         deleted = _num_deleted(store, fragment)
         share = np.float32(deleted) / np.float32(physical) if physical else np.float32(0)

@@ -1,0 +1,102 @@
+"""The indices a compaction remaps (layer L5), as pylance 14's ``compact_files`` does with
+its default options (measured; docs/format/index-formats.md "Compaction"):
+
+- an index whose ``fragment_bitmap`` holds none of the rewritten fragments is left as it
+  is (same uuid, same files);
+- every other index is written anew under a new uuid with the rows' new addresses (rows
+  deleted before the compaction dropped) and named in the Rewrite's ``rewritten_indices``;
+  its bitmap loses the rewritten fragments and gains the new ones (the planner never
+  merges fragments that different indices cover, so a group is covered whole or not at
+  all); name, fields, dataset version and creation time stay.
+
+pylance remaps every index type it has. Here IVF_FLAT, IVF_PQ and IVF_SQ are remapped; a
+compaction that would have to remap another type (BTREE, BITMAP, INVERTED, HNSW, ...) is
+refused with ``NotSupportedYetError`` naming the index and its type, before anything is
+committed. No fragment-reuse index is written (pylance's ``defer_index_remap``, off by
+default, is refused by ``compact_files``).
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...errors import NotSupportedYetError
+from ...manifest import (
+    Fragment,
+    IndexEntry,
+    IndexFile,
+    Manifest,
+    RewriteGroup,
+    RewrittenIndex,
+    encode_rewritten_index,
+    index_entries,
+)
+from ...read import deleted_rows
+from ...storage import ObjectStore, UncommittedFiles
+from ...vector import INDEX_DIR, RowAddressMap, open_ivf_index, remap_ivf_index, row_address_map
+
+__all__ = ["indices_to_remap", "remap_indices"]
+
+
+def indices_to_remap(
+    store: ObjectStore, manifest: Manifest, old_fragments: Sequence[Fragment]
+) -> list[IndexEntry]:
+    """The index entries of ``manifest`` that covering any of ``old_fragments`` must be
+    remapped; ``NotSupportedYetError`` for one this library cannot remap."""
+    ids = {f.id for f in old_fragments}
+    out = []
+    for entry in index_entries(manifest.index_section):
+        if not ids & set(entry.fragment_ids):
+            continue
+        if open_ivf_index(store, entry) is None:
+            raise NotSupportedYetError(
+                f"compact_files of fragments covered by the {entry.index_type} index "
+                f"{entry.name!r} (remapping {entry.index_type} indices)"
+            )
+        out.append(entry)
+    return out
+
+
+def _address_map(store: ObjectStore, groups: Sequence[RewriteGroup]) -> RowAddressMap:
+    mapping: dict[int, np.ndarray] = {}
+    for g in groups:
+        old = [(f.id, f.physical_rows, deleted_rows(store, f)) for f in g.old_fragments]
+        new = [(f.id, f.physical_rows) for f in g.new_fragments]
+        mapping.update(row_address_map(old, new))
+    return mapping
+
+
+def remap_indices(
+    store: ObjectStore,
+    entries: Sequence[IndexEntry],
+    groups: Sequence[RewriteGroup],
+    files: UncommittedFiles,
+) -> tuple[bytes, ...]:
+    """Write the remapped files of ``entries`` for the numbered ``groups`` (each file
+    registered in ``files``); the serialized ``RewrittenIndex`` messages of the Rewrite."""
+    if not entries:
+        return ()
+    mapping = _address_map(store, groups)
+    out = []
+    for entry in entries:
+        new_uuid = str(uuidlib.uuid4())
+        folder = f"{INDEX_DIR}/{new_uuid}"
+        # registered first: a write that fails half way leaves nothing behind
+        files.add(f"{folder}/auxiliary.idx")
+        files.add(f"{folder}/index.idx")
+        written = remap_ivf_index(store, entry, mapping, new_uuid)
+        if written is None:  # checked by indices_to_remap
+            raise NotSupportedYetError(f"remapping the {entry.index_type} index {entry.name!r}")
+        rewritten = RewrittenIndex(
+            entry.uuid,
+            new_uuid,
+            entry.type_url,
+            entry.details,
+            entry.index_version,
+            tuple(IndexFile(w.path, w.size_bytes) for w in written),
+        )
+        out.append(encode_rewritten_index(rewritten))
+    return tuple(out)
