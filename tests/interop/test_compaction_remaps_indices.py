@@ -207,3 +207,67 @@ def test_a_scalar_index_over_compacted_fragments_is_refused(tmp_path: Path, kind
         ls.dataset(uri).optimize.compact_files()
     assert set(os.listdir(Path(uri, "data"))) == files
     assert lance.dataset(uri).version == version
+
+
+def _compacted_elsewhere(tmp_path: Path) -> tuple[str, str, Any, Any, Any]:
+    """A table and its twin compacted by pylance; the twin's new fragment and remapped
+    index folder copied into the table (uncommitted there)."""
+    uri, twin = str(tmp_path / "t"), str(tmp_path / "twin")
+    for i in range(4):
+        lance.write_dataset(_rows(i * PER_FRAGMENT), uri, mode="append" if i else "create")
+    lance.dataset(uri).create_index("vec", "IVF_FLAT", num_partitions=PARTITIONS)
+    lance.dataset(uri).delete("id % 7 = 0")
+    shutil.copytree(uri, twin)
+    lance.dataset(twin).optimize.compact_files()
+    compacted = lance.dataset(twin)
+    (new_fragment,) = [f.metadata for f in compacted.get_fragments()]
+    for df in new_fragment.files:
+        shutil.copy(Path(twin, "data", df.path), Path(uri, "data", df.path))
+    ((old,), (new,)) = _entries(uri), _entries(twin)
+    shutil.copytree(Path(twin, "_indices", new.uuid), Path(uri, "_indices", new.uuid))
+    return uri, twin, old, new, new_fragment
+
+
+@pytest.mark.parametrize("api", ["pylance", "ours"])
+def test_a_two_phase_rewrite_with_rewritten_indices_commits_as_pylance(
+    tmp_path: Path, api: str
+) -> None:
+    """pylance's ``Compaction.commit`` remaps inside pylance (its RewriteResult carries no
+    index); a ``LanceOperation.Rewrite`` with ``rewritten_indices`` (pylance's or ours)
+    swaps the entry, records the folder's files with their sizes and moves the bitmap."""
+    uri, twin, old, new, fragment = _compacted_elsewhere(tmp_path)
+    owner: Any = lance.LanceOperation if api == "pylance" else ls.LanceOperation
+    rewritten = owner.RewrittenIndex(old.uuid, new.uuid, new.type_url, new.details, 1)
+    old_fragments = [f.metadata for f in lance.dataset(uri).get_fragments()]
+    group = ls.LanceOperation.RewriteGroup(old_fragments, [fragment])
+    version = lance.dataset(uri).version
+    ls.Dataset.commit(uri, ls.LanceOperation.Rewrite([group], [rewritten]), read_version=version)
+    (got,) = _entries(uri)
+    assert (got.uuid, got.fragment_ids, got.files) == (new.uuid, (4,), new.files)
+    assert (got.name, got.created_at_ms, got.dataset_version) == (
+        old.name,
+        old.created_at_ms,
+        old.dataset_version,
+    )
+    for q in _queries():
+        expected = _nearest(lance.dataset(twin), q)
+        assert _nearest(lance.dataset(uri), q) == _nearest(ls.dataset(uri), q) == expected
+
+
+def test_bad_rewritten_indices_are_refused_naming_the_argument(tmp_path: Path) -> None:
+    uri, _, old, new, fragment = _compacted_elsewhere(tmp_path)
+    old_fragments = [f.metadata for f in lance.dataset(uri).get_fragments()]
+    group = ls.LanceOperation.RewriteGroup(old_fragments, [fragment])
+    version = lance.dataset(uri).version
+    other = "00000000-0000-0000-0000-000000000009"
+    cases: list[tuple[object, type[Exception], str]] = [
+        ("not an index", TypeError, "rewritten_indices"),
+        (ls.LanceOperation.RewrittenIndex("x", new.uuid, "", b"", 1), ValueError, "uuid"),
+        (ls.LanceOperation.RewrittenIndex(other, new.uuid, "", b"", 1), ValueError, other),
+        (ls.LanceOperation.RewrittenIndex(old.uuid, other, "", b"", 1), ValueError, "no index"),
+    ]
+    for item, error, match in cases:
+        op = ls.LanceOperation.Rewrite([group], [item])
+        with pytest.raises(error, match=match):
+            ls.Dataset.commit(uri, op, read_version=version)
+    assert lance.dataset(uri).version == version

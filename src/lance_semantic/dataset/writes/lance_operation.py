@@ -232,10 +232,32 @@ class LanceOperation:
             _fragments(self, "new_fragments")
 
     @dataclass(frozen=True, slots=True)
+    class RewrittenIndex:
+        """An index a Rewrite remaps (pylance's ``LanceOperation.RewrittenIndex``): the
+        entry ``old_id`` becomes ``new_id``, whose files the caller wrote under
+        ``_indices/<new_id>/`` (recorded with their sizes at commit, as pylance records
+        them), with these details and index version.
+
+        >>> import lance_semantic as ls
+        >>> ls.LanceOperation.RewrittenIndex("a", "b", "/lance.table.BTreeIndexDetails",
+        ...     b"", 0).new_id
+        'b'
+        """
+
+        old_id: str
+        new_id: str
+        new_details_type_url: str
+        new_details_value: bytes
+        new_index_version: int
+
+    @dataclass(frozen=True, slots=True)
     class Rewrite:
         """Fragments rearranged without changing rows (compaction). New fragments whose ids
         are all 0 get ids reserved for them (a ``ReserveFragments`` commit first, as
-        ``compact_files`` makes). Index remapping (``rewritten_indices``) is not supported.
+        ``compact_files`` makes). ``rewritten_indices`` (``RewrittenIndex``, ours or
+        pylance's) swap index entries for remapped ones, as pylance commits them; without
+        them the indices stay as they were (the new fragments are searched flat), as in
+        pylance.
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ds = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance", max_rows_per_file=2)

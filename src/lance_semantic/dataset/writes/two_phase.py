@@ -20,14 +20,25 @@ fields' types (flagged: an accepted layout of the semantic type; legacy: the Arr
 from __future__ import annotations
 
 import os
+import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import pyarrow as pa
 
 from ...commit import commit, latest_version, load_latest_or_none, load_manifest
-from ...errors import DatasetExistsError, NotSupportedYetError, SchemaMismatchError
-from ...manifest import COMMIT_MESSAGE_KEY, FLAG_SEMANTIC_TYPES, Fragment, Manifest, model
+from ...errors import DatasetExistsError, SchemaMismatchError
+from ...manifest import (
+    COMMIT_MESSAGE_KEY,
+    FLAG_SEMANTIC_TYPES,
+    Fragment,
+    IndexFile,
+    Manifest,
+    RewrittenIndex,
+    encode_rewritten_index,
+    index_entries,
+    model,
+)
 from ...schema import (
     TableSchema,
     assign_new_ids,
@@ -38,6 +49,7 @@ from ...schema import (
     upgrade_schema,
 )
 from ...storage import ObjectStore, UncommittedFiles, open_store
+from ...vector import INDEX_DIR
 from ...write import (
     MAX_BYTES_PER_FILE,
     MAX_ROWS_PER_FILE,
@@ -216,7 +228,11 @@ def commit_operation(
     if base is None:
         raise ValueError(f"{type(operation).__name__} needs an existing table at {uri}")
     manifest = commit(
-        store, base, _operation(operation, base), properties=properties, max_retries=max_retries
+        store,
+        base,
+        _operation(operation, base, store),
+        properties=properties,
+        max_retries=max_retries,
     )
     return store, uri, manifest
 
@@ -238,7 +254,44 @@ def _frags(fragments: Sequence[Fragment]) -> tuple[Fragment, ...]:
     return tuple(plain(f) for f in fragments)
 
 
-def _operation(op: AnyOperation, base: Manifest) -> model.Operation:
+def _rewritten_indices(
+    store: ObjectStore, base: Manifest, given: Sequence[Any]
+) -> tuple[bytes, ...]:
+    """The ``RewrittenIndex`` messages of a Rewrite's ``rewritten_indices``: each names an
+    index of ``base`` and a folder of index files (listed with their sizes, by name, as
+    pylance records them)."""
+    uuids = {e.uuid for e in index_entries(base.index_section)}
+    out = []
+    for item in given:
+        try:
+            old_id, new_id = str(item.old_id), str(item.new_id)
+            type_url = str(item.new_details_type_url)
+            details = bytes(item.new_details_value)
+            version = int(item.new_index_version)
+        except (AttributeError, TypeError, ValueError):
+            raise TypeError(
+                "rewritten_indices must hold LanceOperation.RewrittenIndex values, got "
+                f"{type(item).__name__}"
+            ) from None
+        try:
+            old_id, new_id = str(uuidlib.UUID(old_id)), str(uuidlib.UUID(new_id))
+        except ValueError:
+            raise ValueError(
+                f"rewritten_indices: old_id {old_id!r} or new_id {new_id!r} is not a uuid"
+            ) from None
+        if old_id not in uuids:
+            raise ValueError(f"rewritten_indices: the table has no index {old_id}")
+        folder = f"{INDEX_DIR}/{new_id}"
+        found = [f for f in store.walk(folder) if f.path.count("/") == 2]
+        if not found:
+            raise ValueError(f"rewritten_indices: no index files under {folder}")
+        files = tuple(IndexFile(f.path.rsplit("/", 1)[1], f.size) for f in found)
+        rewritten = RewrittenIndex(old_id, new_id, type_url, details, version, files)
+        out.append(encode_rewritten_index(rewritten))
+    return tuple(out)
+
+
+def _operation(op: AnyOperation, base: Manifest, store: ObjectStore) -> model.Operation:
     """The manifest operation of ``op`` (all but Overwrite)."""
     if isinstance(op, LanceOperation.Append):
         _check_new(base, op.fragments)
@@ -273,14 +326,13 @@ def _operation(op: AnyOperation, base: Manifest) -> model.Operation:
     if isinstance(op, LanceOperation.Restore):
         return model.Restore(version=op.version)
     if isinstance(op, LanceOperation.Rewrite):
-        if op.rewritten_indices:
-            raise NotSupportedYetError("Rewrite with rewritten_indices (index remapping)")
         _check_new(base, [f for g in op.groups for f in g.new_fragments])
         return model.Rewrite(
             groups=tuple(
                 model.RewriteGroup(_frags(g.old_fragments), _frags(g.new_fragments))
                 for g in op.groups
-            )
+            ),
+            rewritten_indices=_rewritten_indices(store, base, op.rewritten_indices),
         )
     if isinstance(op, LanceOperation.UpdateConfig):
         return model.UpdateConfig(
