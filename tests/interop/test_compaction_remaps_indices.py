@@ -271,3 +271,91 @@ def test_bad_rewritten_indices_are_refused_naming_the_argument(tmp_path: Path) -
         with pytest.raises(error, match=match):
             ls.Dataset.commit(uri, op, read_version=version)
     assert lance.dataset(uri).version == version
+
+
+def test_a_flagged_table_is_compacted_with_its_index(tmp_path: Path) -> None:
+    """pylance refuses a flagged table; our compaction remaps its index and our nearest
+    through it equals an exact search."""
+    uri = str(tmp_path / "f.lance")
+    ds = ls.write_dataset(_rows(0, 1200), uri, semantic_types=True, max_rows_per_file=300)
+    ds.create_index("vec", "IVF_PQ", num_partitions=PARTITIONS, num_sub_vectors=4)
+    ds.insert(_rows(1200, 100))
+    ds.delete("id % 5 = 0")
+    before = _entries(uri)[0]
+    metrics = ls.dataset(uri).optimize.compact_files()
+    assert (metrics.fragments_removed, metrics.fragments_added) == (5, 2)
+    (after,) = _entries(uri)
+    assert after.uuid != before.uuid
+    assert after.fragment_ids == (5,)  # the appended fragment went into its own group
+    table = ls.dataset(uri).to_table(columns=["id", "vec"])
+    vectors = table.column("vec").combine_chunks().flatten().to_numpy().reshape(-1, DIM)
+    for q in _queries():
+        exact = np.argsort(((vectors - q) ** 2).sum(axis=1), kind="stable")[:10]
+        want = table.column("id").to_numpy()[exact].tolist()
+        assert _nearest(ls.dataset(uri), q, refine_factor=50) == want
+
+
+def test_index_segments_of_one_name_are_remapped_each(tmp_path: Path) -> None:
+    """An index and its delta segment (pylance's optimize_indices after an append) cover
+    different fragments: each group is covered by one segment and remapped in it."""
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    for i in range(2):
+        lance.write_dataset(_rows(i * 300, 300), theirs, mode="append" if i else "create")
+    lance.dataset(theirs).create_index("vec", "IVF_FLAT", num_partitions=PARTITIONS)
+    for i in range(2):
+        lance.write_dataset(_rows(600 + i * 300, 300), theirs, mode="append")
+    lance.dataset(theirs).optimize.optimize_indices(num_indices_to_merge=0)
+    lance.dataset(theirs).delete("id % 3 = 0")
+    shutil.copytree(theirs, ours)
+    assert sorted(e.fragment_ids for e in _entries(ours)) == [(0, 1), (2, 3)]
+    lance.dataset(theirs).optimize.compact_files()
+    ls.dataset(ours).optimize.compact_files()
+    got = {uri: sorted(e.fragment_ids for e in _entries(uri)) for uri in (theirs, ours)}
+    assert got[ours] == got[theirs] == [(4,), (5,)]
+    for q in _queries():
+        expected = _nearest(lance.dataset(theirs), q)
+        assert _nearest(lance.dataset(ours), q) == _nearest(ls.dataset(ours), q) == expected
+
+
+def _stale_setup(uri: str) -> Any:
+    """3 small indexed fragments, a big one; a handle read before the concurrent commit."""
+    for i in range(3):
+        lance.write_dataset(_rows(i * 100, 100), uri, mode="append" if i else "create")
+    lance.write_dataset(_rows(5000, 2000), uri, mode="append")
+    lance.dataset(uri).create_index("vec", "IVF_FLAT", num_partitions=2)
+    return ls.dataset(uri)
+
+
+def _exact(uri: str, q: np.ndarray) -> list[int]:
+    near = {"column": "vec", "q": q, "k": 10, "use_index": False}
+    return list(lance.dataset(uri).to_table(columns=["id"], nearest=near)["id"].to_pylist())
+
+
+def test_a_concurrent_append_is_rebased_over(tmp_path: Path) -> None:
+    uri = str(tmp_path / "t")
+    stale = _stale_setup(uri)
+    lance.write_dataset(_rows(900, 10), uri, mode="append")
+    assert stale.optimize.compact_files(target_rows_per_fragment=1000).fragments_removed == 3
+    (entry,) = _entries(uri)
+    assert entry.fragment_ids == (3, 5)  # the appended fragment 4 is not indexed
+    for q in _queries():
+        near = {"nprobes": 2}
+        assert _nearest(ls.dataset(uri), q, **near) == _exact(uri, q)
+        assert _nearest(lance.dataset(uri), q, **near) == _exact(uri, q)
+
+
+@pytest.mark.parametrize("concurrent", ["delete", "create_index"])
+def test_a_conflicting_commit_leaves_no_index_behind(tmp_path: Path, concurrent: str) -> None:
+    """A delete of a compacted fragment or a new index committed meanwhile conflicts with
+    the Rewrite (as in Lance); the remapped index's files and folder are removed."""
+    uri = str(tmp_path / "t")
+    stale = _stale_setup(uri)
+    if concurrent == "delete":
+        lance.dataset(uri).delete("id = 1")
+    else:
+        lance.dataset(uri).create_index("vec", "IVF_FLAT", num_partitions=2, replace=True)
+    folders = set(os.listdir(Path(uri, "_indices")))
+    with pytest.raises(ls.CommitConflictError):
+        stale.optimize.compact_files(target_rows_per_fragment=1000)
+    assert set(os.listdir(Path(uri, "_indices"))) == folders
+    assert len(lance.dataset(uri).get_fragments()) == 4

@@ -52,7 +52,7 @@ from ...types.blob_layouts import V2_LOGICAL_TYPE
 from ...write import check_invariant, write_fragments
 from ..core import Progress, Snapshot, TableHandle, batches_with_progress
 from ..core import arguments as args
-from .indices import indices_to_remap, remap_indices
+from .indices import indices_to_remap, remap_indices, remove_empty_folders
 from .layout import MergedColumn, converter, merge_column
 from .plan import CompactionOptions, CompactionTask, output_row_counts, plan_compaction
 
@@ -359,6 +359,8 @@ def commit_rewrite(
     base: Manifest,
     pairs: Sequence[tuple[Sequence[Fragment], Sequence[Fragment]]],
     files: UncommittedFiles | None = None,
+    *,
+    index_folders: list[str] | None = None,
 ) -> tuple[Manifest, tuple[RewriteGroup, ...]]:
     """Publish ``(old fragments, new id-less fragments)`` pairs read at ``base``, as pylance
     does: ``ReserveFragments`` for the new fragments' ids, then one ``Rewrite`` whose new
@@ -366,11 +368,18 @@ def commit_rewrite(
     (:mod:`.indices`; an index type that cannot be remapped is refused before anything is
     committed). Returns the new manifest and the groups committed. ``files`` owns the new
     fragments' (and remapped indices') files: only the ``Rewrite`` names them (the
-    reservation commits on its own, so a failed ``Rewrite`` still removes them)."""
+    reservation commits on its own, so a failed ``Rewrite`` still removes them); the
+    remapped indices' folders are appended to ``index_folders`` (for the caller to remove
+    once a failure emptied them)."""
     remapped = indices_to_remap(store, base, [f for old, _ in pairs for f in old])
     if files is None and remapped:
-        with UncommittedFiles(store) as own:
-            return commit_rewrite(store, base, pairs, own)
+        folders: list[str] = []
+        try:
+            with UncommittedFiles(store) as own:
+                return commit_rewrite(store, base, pairs, own, index_folders=folders)
+        except BaseException:
+            remove_empty_folders(store, folders)
+            raise
     total = sum(len(new) for _, new in pairs)
     reserved = commit(store, base, ReserveFragments(num_fragments=total))
     assert reserved.max_fragment_id is not None
@@ -381,7 +390,9 @@ def commit_rewrite(
         next_id += len(new)
         numbered = tuple(replace(f, id=i) for f, i in zip(new, ids, strict=True))
         groups.append(RewriteGroup(old_fragments=tuple(old), new_fragments=numbered))
-    rewritten = remap_indices(store, remapped, groups, files) if files is not None else ()
+    rewritten = (
+        remap_indices(store, remapped, groups, files, index_folders) if files is not None else ()
+    )
     op = Rewrite(groups=tuple(groups), rewritten_indices=rewritten)
     manifest = commit(store, base, op, files=files)
     return manifest, tuple(groups)
@@ -408,6 +419,7 @@ def compact_files(
     workers = min(options.num_threads or os.cpu_count() or 1, len(tasks))
 
     bar = Progress(progress, total=sum(t.num_rows for t in tasks), desc="compacting")
+    folders: list[str] = []
     try:
         with UncommittedFiles(store) as files:
             written = files.data_names
@@ -423,7 +435,10 @@ def compact_files(
             else:
                 results = [run(t) for t in tasks]
             pairs = [(t.fragments, new) for t, new in zip(tasks, results, strict=True)]
-            manifest, groups = commit_rewrite(store, base, pairs, files)
+            manifest, groups = commit_rewrite(store, base, pairs, files, index_folders=folders)
+    except BaseException:
+        remove_empty_folders(store, folders)  # emptied by UncommittedFiles
+        raise
     finally:
         bar.close()
     return manifest, _metrics(groups)

@@ -38,7 +38,7 @@ from ...read import deleted_rows
 from ...storage import ObjectStore, UncommittedFiles
 from ...vector import INDEX_DIR, RowAddressMap, open_ivf_index, remap_ivf_index, row_address_map
 
-__all__ = ["indices_to_remap", "remap_indices"]
+__all__ = ["indices_to_remap", "remap_indices", "remove_empty_folders"]
 
 
 def indices_to_remap(
@@ -74,9 +74,11 @@ def remap_indices(
     entries: Sequence[IndexEntry],
     groups: Sequence[RewriteGroup],
     files: UncommittedFiles,
+    folders: list[str] | None = None,
 ) -> tuple[bytes, ...]:
     """Write the remapped files of ``entries`` for the numbered ``groups`` (each file
-    registered in ``files``); the serialized ``RewrittenIndex`` messages of the Rewrite."""
+    registered in ``files``, each new index folder appended to ``folders``); the
+    serialized ``RewrittenIndex`` messages of the Rewrite."""
     if not entries:
         return ()
     mapping = _address_map(store, groups)
@@ -84,6 +86,8 @@ def remap_indices(
     for entry in entries:
         new_uuid = str(uuidlib.uuid4())
         folder = f"{INDEX_DIR}/{new_uuid}"
+        if folders is not None:
+            folders.append(folder)
         # registered first: a write that fails half way leaves nothing behind
         files.add(f"{folder}/auxiliary.idx")
         files.add(f"{folder}/index.idx")
@@ -100,3 +104,13 @@ def remap_indices(
         )
         out.append(encode_rewritten_index(rewritten))
     return tuple(out)
+
+
+def remove_empty_folders(store: ObjectStore, folders: Sequence[str]) -> None:
+    """Remove the new index folders a failed compaction emptied (its files were removed
+    as uncommitted); a folder still holding files stays."""
+    for folder in folders:
+        try:
+            store.remove_empty_dir(folder)
+        except Exception:  # noqa: BLE001 - an empty folder left behind is harmless
+            pass
