@@ -18,9 +18,11 @@ import pytest
 from lance.file import LanceFileReader
 
 import lance_semantic as ls
+from lance_semantic.dataset import compaction
 from lance_semantic.errors import NotSupportedYetError
 from lance_semantic.manifest import decode_rewritten_index, decode_transaction, index_entries
 from lance_semantic.storage import LocalObjectStore
+from lance_semantic.storage import UncommittedFiles as LocalFiles
 from lance_semantic.storage.paths import TRANSACTIONS_DIR
 
 pytestmark = pytest.mark.interop
@@ -359,3 +361,32 @@ def test_a_conflicting_commit_leaves_no_index_behind(tmp_path: Path, concurrent:
         stale.optimize.compact_files(target_rows_per_fragment=1000)
     assert set(os.listdir(Path(uri, "_indices"))) == folders
     assert len(lance.dataset(uri).get_fragments()) == 4
+
+
+def test_two_compactions_remapping_one_index_conflict(tmp_path: Path) -> None:
+    """Lance's rule: a Rewrite that remapped an index conflicts (retryably) with another
+    that remapped the same index, even over other fragments; a new compaction then works."""
+    uri = str(tmp_path / "t")
+    for start, n in ((0, 100), (100, 100), (200, 2000), (2200, 100), (2300, 100)):
+        lance.write_dataset(_rows(start, n), uri, mode="append" if start else "create")
+    lance.dataset(uri).create_index("vec", "IVF_FLAT", num_partitions=2)
+    stale = ls.dataset(uri)
+    snap = stale._snapshot()
+    options = compaction.CompactionOptions.resolve({}, target_rows_per_fragment=1000)
+    tasks = compaction.plan_compaction(snap.store, snap.manifest, options)
+    assert [[f.id for f in t.fragments] for t in tasks] == [[0, 1], [3, 4]]
+    lance.dataset(uri).optimize.compact_files(
+        target_rows_per_fragment=1000, excluded_fragment_ids=[3, 4]
+    )
+    with LocalFiles(snap.store) as files:
+        new = compaction.rewrite_task(
+            snap.store, snap.manifest, tasks[1], options, files.data_names.append
+        )
+        with pytest.raises(ls.CommitConflictError) as info:
+            compaction.commit_rewrite(snap.store, snap.manifest, [(tasks[1].fragments, new)], files)
+    assert info.value.retryable
+    ls.dataset(uri).optimize.compact_files(target_rows_per_fragment=1000)
+    assert [f.fragment_id for f in lance.dataset(uri).get_fragments()] == [2, 7]
+    for q in _queries():
+        assert _nearest(ls.dataset(uri), q, nprobes=2) == _exact(uri, q)
+        assert _nearest(lance.dataset(uri), q, nprobes=2) == _exact(uri, q)

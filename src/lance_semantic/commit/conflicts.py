@@ -45,6 +45,7 @@ from ..manifest import (
     Transaction,
     Update,
     UpdateConfig,
+    decode_rewritten_index,
     decode_transaction,
     index_entries,
 )
@@ -93,10 +94,19 @@ def commutes(ours: object, theirs: object) -> bool:
         return isinstance(theirs, (Append, Delete, Update, Rewrite, CreateIndex))
     if isinstance(ours, CreateIndex):
         return _index_commutes(ours, theirs)
+    if isinstance(ours, Rewrite) and isinstance(theirs, Rewrite):
+        # Lance's check_rewrite_txn: two compactions that remapped the same index conflict
+        # even over other fragments (the index ours remapped is gone)
+        if _remapped_indices(ours) & _remapped_indices(theirs):
+            return False
     mine, other = _touched(ours), _touched(theirs)
     if mine is None or other is None:
         return False
     return not (mine & other)
+
+
+def _remapped_indices(op: Rewrite) -> set[str]:
+    return {decode_rewritten_index(raw).old_uuid for raw in op.rewritten_indices}
 
 
 def _index_names(op: CreateIndex) -> set[str]:
