@@ -390,3 +390,42 @@ def test_two_compactions_remapping_one_index_conflict(tmp_path: Path) -> None:
     for q in _queries():
         assert _nearest(ls.dataset(uri), q, nprobes=2) == _exact(uri, q)
         assert _nearest(lance.dataset(uri), q, nprobes=2) == _exact(uri, q)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "metric", "kind"),
+    [
+        ("float16", "l2", "IVF_FLAT"),
+        ("float64", "cosine", "IVF_FLAT"),
+        ("float32", "cosine", "IVF_PQ"),
+        ("float32", "dot", "IVF_SQ"),
+    ],
+)
+def test_other_metrics_and_vector_types_are_remapped_alike(
+    tmp_path: Path, dtype: str, metric: str, kind: str
+) -> None:
+    """pylance's indices over float16 / float64 vectors, cosine and dot: the remapped rows
+    (in the index's own vector type) equal pylance's."""
+
+    def rows(start: int) -> pa.Table:
+        values = np.random.default_rng(start).random(300 * DIM).astype(dtype)
+        return pa.table(
+            {
+                "id": pa.array(range(start, start + 300), pa.int64()),
+                "vec": pa.FixedSizeListArray.from_arrays(pa.array(values), DIM),
+            }
+        )
+
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    for i in range(4):
+        lance.write_dataset(rows(i * 300), theirs, mode="append" if i else "create")
+    lance.dataset(theirs).create_index("vec", kind, metric=metric, **_options(kind))
+    lance.dataset(theirs).delete("id % 4 = 0")
+    shutil.copytree(theirs, ours)
+    lance.dataset(theirs).optimize.compact_files()
+    ls.dataset(ours).optimize.compact_files()
+    (t,), (o,) = _entries(theirs), _entries(ours)
+    assert _aux(ours, o.uuid)[0].equals(_aux(theirs, t.uuid)[0])
+    for q in _queries().astype(dtype):
+        expected = _nearest(lance.dataset(theirs), q)
+        assert _nearest(lance.dataset(ours), q) == _nearest(ls.dataset(ours), q) == expected
