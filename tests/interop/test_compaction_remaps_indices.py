@@ -195,17 +195,22 @@ def test_fragments_indexed_differently_are_not_merged(tmp_path: Path) -> None:
         assert _nearest(ls.dataset(ours), q) == _nearest(lance.dataset(ours), q) == expected
 
 
-@pytest.mark.parametrize("kind", ["BTREE", "BITMAP"])
-def test_a_scalar_index_over_compacted_fragments_is_refused(tmp_path: Path, kind: str) -> None:
-    """pylance remaps scalar indices too; we do not yet: refused before anything is
-    written, naming the index and its type."""
+@pytest.mark.parametrize("kind", ["BTREE", "BITMAP", "IVF_HNSW_SQ"])
+def test_an_index_we_cannot_remap_is_refused(tmp_path: Path, kind: str) -> None:
+    """pylance remaps scalar and HNSW indices too; we do not yet: refused before anything
+    is written, naming the index and its type."""
     uri = str(tmp_path / "t")
     for i in range(3):
         lance.write_dataset(_rows(i * 100, 100), uri, mode="append" if i else "create")
-    lance.dataset(uri).create_scalar_index("id", kind)
+    if kind.startswith("IVF"):
+        lance.dataset(uri).create_index("vec", kind, num_partitions=2)
+        name = "vec_idx"
+    else:
+        lance.dataset(uri).create_scalar_index("id", kind)
+        name = "id_idx"
     files = set(os.listdir(Path(uri, "data")))
     version = lance.dataset(uri).version
-    with pytest.raises(NotSupportedYetError, match="id_idx.*remapping"):
+    with pytest.raises(NotSupportedYetError, match=f"{name}.*remapping"):
         ls.dataset(uri).optimize.compact_files()
     assert set(os.listdir(Path(uri, "data"))) == files
     assert lance.dataset(uri).version == version

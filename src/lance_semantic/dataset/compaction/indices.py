@@ -36,7 +36,14 @@ from ...manifest import (
 )
 from ...read import deleted_rows
 from ...storage import ObjectStore, UncommittedFiles
-from ...vector import INDEX_DIR, RowAddressMap, open_ivf_index, remap_ivf_index, row_address_map
+from ...vector import (
+    INDEX_DIR,
+    IVF_TYPES,
+    RowAddressMap,
+    open_ivf_index,
+    remap_ivf_index,
+    row_address_map,
+)
 
 __all__ = ["indices_to_remap", "remap_indices", "remove_empty_folders"]
 
@@ -52,9 +59,12 @@ def indices_to_remap(
         if not ids & set(entry.fragment_ids):
             continue
         if open_ivf_index(store, entry) is None:
+            what = entry.index_type
+            if what in IVF_TYPES:  # an IVF index of a version or layout not known here
+                what = f"{what} (of this version or layout)"
             raise NotSupportedYetError(
                 f"compact_files of fragments covered by the {entry.index_type} index "
-                f"{entry.name!r} (remapping {entry.index_type} indices)"
+                f"{entry.name!r} (remapping {what} indices)"
             )
         out.append(entry)
     return out
