@@ -79,24 +79,39 @@ def row_address_map(
     return out
 
 
-def _remapped(
-    addresses: npt.NDArray[np.uint64], mapping: RowAddressMap
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
-    """The new addresses of ``addresses`` and which rows stay."""
-    out = addresses.copy()
-    frags = (addresses >> np.uint64(32)).astype(np.int64)
-    offsets = (addresses & np.uint64(0xFFFF_FFFF)).astype(np.int64)
-    for fid in np.unique(frags).tolist():
-        table = mapping.get(int(fid))
-        if table is None:
-            continue
-        sel = frags == fid
-        at = offsets[sel]
-        if len(at) and int(at.max()) >= len(table):
-            raise ValueError(f"row offset {int(at.max())} past the end of fragment {fid}")
-        out[sel] = table[at]
-    keep = out != REMOVED_ROW
-    return out, keep
+class _Remapper:
+    """``mapping`` as one lookup: the sorted old fragment ids, where each one's table
+    starts in one concatenated array, and its length."""
+
+    def __init__(self, mapping: RowAddressMap) -> None:
+        ids = sorted(mapping)
+        self.fragments = np.asarray(ids, dtype=np.int64)
+        sizes = np.asarray([len(mapping[f]) for f in ids], dtype=np.int64)
+        self.sizes = sizes
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        tables = [np.asarray(mapping[f], dtype=np.uint64) for f in ids]
+        self.table = np.concatenate(tables) if tables else np.empty(0, np.uint64)
+
+    def __call__(
+        self, addresses: npt.NDArray[np.uint64]
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+        """The new addresses of ``addresses`` and which rows stay."""
+        out = addresses.copy()
+        if not len(self.fragments):
+            return out, np.ones(len(out), dtype=bool)
+        frags = (addresses >> np.uint64(32)).astype(np.int64)
+        offsets = (addresses & np.uint64(0xFFFF_FFFF)).astype(np.int64)
+        pos = np.minimum(np.searchsorted(self.fragments, frags), len(self.fragments) - 1)
+        hit = self.fragments[pos] == frags
+        at, slot = offsets[hit], pos[hit]
+        past = at >= self.sizes[slot]
+        if past.any():
+            k = int(np.argmax(past))
+            raise ValueError(
+                f"row offset {int(at[k])} past the end of fragment {int(self.fragments[slot[k]])}"
+            )
+        out[hit] = self.table[self.starts[slot] + at]
+        return out, out != REMOVED_ROW
 
 
 def _payload(column: pa.ChunkedArray | pa.Array) -> pa.FixedSizeListArray:
@@ -144,6 +159,7 @@ def remap_ivf_index(
         store, _AUX, pa.schema(list(schema), metadata=None), INDEX_FILE_VERSION, folder=folder
     )
     lengths: list[int] = []
+    remap = _Remapper(mapping)
     for start, length in zip(index.offsets.tolist(), index.lengths.tolist(), strict=True):
         if not length:
             lengths.append(0)
@@ -156,7 +172,7 @@ def remap_ivf_index(
             raise CorruptTableError(store.uri(aux_rel), f"cannot read: {first_line(e)}") from e
         addresses = part.column(_ROW_ID).to_numpy().astype(np.uint64, copy=False)
         try:
-            moved, keep = _remapped(addresses, mapping)
+            moved, keep = remap(addresses)
         except ValueError as e:
             raise CorruptTableError(store.uri(aux_rel), str(e)) from e
         values = _kept(_payload(part.column(column)), keep, transposed)
