@@ -278,6 +278,15 @@ def test_bad_rewritten_indices_are_refused_naming_the_argument(tmp_path: Path) -
         with pytest.raises(error, match=match):
             ls.Dataset.commit(uri, op, read_version=version)
     assert lance.dataset(uri).version == version
+    # a group of fragments the index covers and one it does not
+    lance.write_dataset(_rows(9000, 10), uri, mode="append")
+    ds = lance.dataset(uri)
+    mixed = ls.LanceOperation.RewriteGroup([f.metadata for f in ds.get_fragments()], [fragment])
+    item = ls.LanceOperation.RewrittenIndex(old.uuid, new.uuid, new.type_url, new.details, 1)
+    op = ls.LanceOperation.Rewrite([mixed], [item])
+    with pytest.raises(ValueError, match="rewritten_indices: a rewrite group mixes"):
+        ls.Dataset.commit(uri, op, read_version=ds.version)
+    assert lance.dataset(uri).version == ds.version
 
 
 def test_a_flagged_table_is_compacted_with_its_index(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ pylance 14): 1 old_id (``UUID``) · 2 new_id (``UUID``) · 3 new_index_details (
 from __future__ import annotations
 
 import uuid as uuidlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyroaring import BitMap
@@ -295,7 +296,7 @@ def decode_rewritten_index(data: bytes) -> RewrittenIndex:
 
 def with_rewritten_indices(
     section: bytes | None,
-    groups: list[tuple[frozenset[int], tuple[int, ...]]],
+    groups: Sequence[tuple[frozenset[int], tuple[int, ...]]],
     rewritten: tuple[bytes, ...],
 ) -> bytes | None:
     """``section`` after a Rewrite of ``groups`` (old fragment ids, new fragment ids) with

@@ -38,6 +38,7 @@ from ...manifest import (
     encode_rewritten_index,
     index_entries,
     model,
+    with_rewritten_indices,
 )
 from ...schema import (
     TableSchema,
@@ -327,13 +328,16 @@ def _operation(op: AnyOperation, base: Manifest, store: ObjectStore) -> model.Op
         return model.Restore(version=op.version)
     if isinstance(op, LanceOperation.Rewrite):
         _check_new(base, [f for g in op.groups for f in g.new_fragments])
-        return model.Rewrite(
-            groups=tuple(
-                model.RewriteGroup(_frags(g.old_fragments), _frags(g.new_fragments))
-                for g in op.groups
-            ),
-            rewritten_indices=_rewritten_indices(store, base, op.rewritten_indices),
+        groups = tuple(
+            model.RewriteGroup(_frags(g.old_fragments), _frags(g.new_fragments)) for g in op.groups
         )
+        rewritten = _rewritten_indices(store, base, op.rewritten_indices)
+        try:  # each group covered whole or not at all by each remapped index
+            olds = [(frozenset(f.id for f in g.old_fragments), ()) for g in groups]
+            with_rewritten_indices(base.index_section, olds, rewritten)
+        except ValueError as e:
+            raise ValueError(f"rewritten_indices: {e}") from None
+        return model.Rewrite(groups=groups, rewritten_indices=rewritten)
     if isinstance(op, LanceOperation.UpdateConfig):
         return model.UpdateConfig(
             config_updates=op.config_updates,
