@@ -312,6 +312,30 @@ class Changes(Handle):
         )
         return self
 
+    def drop_index(self, name: str) -> None:
+        """Remove index ``name`` (every segment of it) in one commit and move to the new
+        version (returns None, as pylance 14's). The commit is, as pylance's, a
+        ``CreateIndex`` transaction whose ``removed_indices`` are the dropped entries. The
+        index files stay for older versions until ``cleanup_old_versions``.
+
+        Raises
+        ------
+        RuntimeError
+            No index of that name (pylance's "Lance index not found: name=..."); nothing
+            is committed.
+
+        Examples
+        --------
+        >>> import numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec}), "t.lance")
+        >>> ds.create_index("vec", "IVF_FLAT", num_partitions=2).drop_index("vec_idx")
+        >>> ds.list_indices(), ds.version
+        ([], 3)
+        """
+        self._apply(lambda snap: indices.drop_index(snap, name))
+
     @property
     def optimize(self) -> DatasetOptimizer:
         """Maintenance that rewrites data files without changing rows (``compact_files``).

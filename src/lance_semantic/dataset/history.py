@@ -1,17 +1,18 @@
 """The versions, tags and housekeeping verbs of ``Dataset`` (layer L5): ``versions``,
 ``checkout_version``, ``checkout_latest``, ``restore``, ``tags``, ``cleanup_old_versions``,
-``list_indices`` and ``stats``.
+``list_indices``, ``describe_indices``, ``index_statistics`` and ``stats``.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Self
+from typing import Any, Self
 
 from ..commit import list_versions, load_manifest
 from .core import arguments as args
 from .handle import Handle
-from .indices import IndexInformation, list_indices
+from .indices import IndexDescription, IndexInformation, describe_indices, list_indices
+from .indices import index_statistics as _index_statistics
 from .maintenance import restore_version
 from .versions import (
     CleanupStats,
@@ -195,6 +196,39 @@ class History(Handle):
         []
         """
         return list_indices(self._manifest)
+
+    def describe_indices(self) -> list[IndexDescription]:
+        """One :class:`IndexDescription` per index of this version (pylance 14's
+        ``describe_indices``): ``name``, ``type_url``, ``index_type``, ``num_rows_indexed``
+        (live rows of the fragments its segments cover), ``fields``, ``field_names``,
+        ``segments`` (uuid, ``dataset_version_at_last_update``, ``fragment_ids``,
+        ``index_version``, ``created_at``, ``size_bytes``, ``base_id``), ``details`` (a
+        vector index's ``metric_type``, ``compression`` and ``runtime_hints``) and
+        ``total_size_bytes``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").describe_indices()
+        []
+        """
+        return describe_indices(self._manifest)
+
+    def index_statistics(self, index_name: str) -> dict[str, Any]:
+        """pylance 14's statistics of index ``index_name`` (deprecated there too: a
+        ``DeprecationWarning``): ``index_type``, ``name``, ``num_indices`` /
+        ``num_segments``, ``indices`` / ``segments`` (per segment: for IVF_FLAT / IVF_PQ /
+        IVF_SQ the partitions' sizes, centroids, loss and sub-index; for BTREE ``min`` /
+        ``max`` / ``num_pages``; for BITMAP / LABEL_LIST ``num_bitmaps``),
+        ``num_indexed_fragments``, ``num_indexed_rows``, ``num_unindexed_fragments``,
+        ``num_unindexed_rows``, ``num_indexed_rows_per_delta``, ``updated_at_timestamp_ms``.
+
+        Raises
+        ------
+        KeyError
+            No index of that name (pylance's error).
+        NotSupportedYetError
+            An index whose files are not read here (INVERTED, HNSW, RQ, ...).
+        """
+        return _index_statistics(self._store, self._manifest, index_name)
 
     @property
     def has_index(self) -> bool:
