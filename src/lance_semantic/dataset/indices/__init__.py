@@ -5,6 +5,7 @@ from .create import create_index
 from .describe import IndexDescription, IndexSegmentDescription, describe_indices, index_statistics
 from .drop import drop_index
 from .listing import IndexInformation, list_indices
+from .optimize import OPTIMIZE_OPTIONS, optimize_indices
 
 __all__ = [
     "IndexInformation",
@@ -15,4 +16,6 @@ __all__ = [
     "describe_indices",
     "index_statistics",
     "drop_index",
+    "optimize_indices",
+    "OPTIMIZE_OPTIONS",
 ]
