@@ -387,7 +387,6 @@ class Changes(Handle):
         streaming_coreset_rate: int | None = None,
         streaming_refine_passes: int | None = None,
         skip_transpose: bool = False,
-        progress_callback: Any = None,
         rabitq_model: str | None = None,
         **kwargs: Any,
     ) -> Index:
@@ -424,7 +423,7 @@ class Changes(Handle):
             "train": train,
             "fragment_ids": fragment_ids,
             "skip_transpose": skip_transpose,
-            "progress_callback": progress_callback,
+            "progress_callback": None,
         }
         _, entry = indices.create_index(
             self._snapshot(),
