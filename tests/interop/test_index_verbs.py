@@ -165,6 +165,7 @@ def test_index_statistics_equal_pylances_for_the_same_files(
     with pytest.warns(DeprecationWarning, match="index_statistics"):
         mine = ls.dataset(theirs).index_statistics("vec_idx")
     assert mine == lance.dataset(theirs).index_statistics("vec_idx")
+    assert ls.dataset(theirs).stats.index_stats("vec_idx") == mine
     assert mine["num_unindexed_rows"] == 1000 and mine["num_indexed_rows"] == N - 10
     monkeypatch.setenv("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
     assert "centroids" not in ls.dataset(theirs).index_statistics("vec_idx")["indices"][0]

@@ -11,7 +11,13 @@ from typing import Any, Self
 from ..commit import list_versions, load_manifest
 from .core import arguments as args
 from .handle import Handle
-from .indices import IndexDescription, IndexInformation, describe_indices, list_indices
+from .indices import (
+    IndexDescription,
+    IndexInformation,
+    describe_indices,
+    index_statistics_of,
+    list_indices,
+)
 from .indices import index_statistics as _index_statistics
 from .maintenance import restore_version
 from .versions import (
@@ -27,6 +33,22 @@ from .versions import (
 )
 
 __all__ = ["History"]
+
+
+class _Stats(LanceStats):
+    """``Dataset.stats``, with ``index_stats`` read from the index files."""
+
+    def index_stats(self, index_name: str) -> dict[str, Any]:
+        """pylance 14's ``stats.index_stats``: the same dictionary as ``index_statistics``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").stats.index_stats("id_idx")
+        Traceback (most recent call last):
+        ...
+        KeyError: 'Index "id_idx" not found'
+        """
+        snap = self._ds._snapshot()
+        return index_statistics_of(snap.store, snap.manifest, index_name)
 
 
 class History(Handle):
@@ -242,7 +264,8 @@ class History(Handle):
 
     @property
     def stats(self) -> LanceStats:
-        """``stats.dataset_stats()``: deleted rows, fragments, small files.
+        """``stats.dataset_stats()``: deleted rows, fragments, small files;
+        ``stats.index_stats(name)``: :meth:`index_statistics` without its deprecation.
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
@@ -250,4 +273,4 @@ class History(Handle):
         >>> ds.stats.dataset_stats()
         {'num_deleted_rows': 1, 'num_fragments': 1, 'num_small_files': 1}
         """
-        return LanceStats(self)
+        return _Stats(self)

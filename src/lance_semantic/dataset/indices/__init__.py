@@ -2,7 +2,13 @@
 and optimizes them."""
 
 from .create import create_index
-from .describe import IndexDescription, IndexSegmentDescription, describe_indices, index_statistics
+from .describe import (
+    IndexDescription,
+    IndexSegmentDescription,
+    describe_indices,
+    index_statistics,
+    index_statistics_of,
+)
 from .drop import drop_index
 from .listing import IndexInformation, list_indices
 from .optimize import OPTIMIZE_OPTIONS, optimize_indices
@@ -15,6 +21,7 @@ __all__ = [
     "IndexSegmentDescription",
     "describe_indices",
     "index_statistics",
+    "index_statistics_of",
     "drop_index",
     "optimize_indices",
     "OPTIMIZE_OPTIONS",

@@ -39,6 +39,7 @@ __all__ = [
     "IndexSegmentDescription",
     "describe_indices",
     "index_statistics",
+    "index_statistics_of",
     "check_index_name",
 ]
 
@@ -285,14 +286,22 @@ def _segment_statistics(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]
 
 
 def index_statistics(store: ObjectStore, manifest: Manifest, index_name: object) -> dict[str, Any]:
-    """pylance 14's ``index_statistics(index_name)`` dictionary; a ``KeyError`` as pylance's
-    for a name the version has no index of."""
+    """pylance 14's ``index_statistics(index_name)``: :func:`index_statistics_of` with its
+    ``DeprecationWarning``."""
     warnings.warn(
         "LanceDataset.index_statistics() is deprecated, "
         "use LanceDataset.stats.index_stats() instead",
         DeprecationWarning,
         stacklevel=3,
     )
+    return index_statistics_of(store, manifest, index_name)
+
+
+def index_statistics_of(
+    store: ObjectStore, manifest: Manifest, index_name: object
+) -> dict[str, Any]:
+    """pylance 14's statistics dictionary of index ``index_name``; a ``KeyError`` as
+    pylance's for a name the version has no index of."""
     name = check_index_name(index_name, argument="index_name")
     entries = _groups(manifest).get(name)
     if not entries:
