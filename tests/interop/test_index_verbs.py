@@ -251,6 +251,16 @@ def test_optimize_indices_on_our_index_and_a_flagged_table(tmp_path: Path) -> No
             assert "deltas=2" in plan, plan
 
 
+def test_a_delta_with_empty_partitions(tmp_path: Path) -> None:
+    """One appended row: three of the four partitions of the PQ delta are empty."""
+    ours, _ = _pylance_twins(tmp_path, "IVF_PQ", {"num_sub_vectors": 4})
+    lance.write_dataset(_table(N, N + 1), ours, mode="append")
+    ls.dataset(ours).optimize.optimize_indices()
+    stats = lance.dataset(ours).stats.index_stats("vec_idx")
+    assert [sum(p["size"] for p in i["partitions"]) for i in stats["indices"]] == [N, 1]
+    assert _nearest(ours, DATA[N])[0] == N
+
+
 def test_optimize_indices_up_to_date_commits_nothing(tmp_path: Path) -> None:
     ours, _ = _pylance_twins(tmp_path, "IVF_FLAT", {})
     ds = ls.dataset(ours)

@@ -293,7 +293,7 @@ class IvfBuilder:
         if p.index_type == "IVF_PQ":  # transposed per partition: sub-vector 0's codes first
             codes = np.concatenate(
                 [
-                    codes[o : o + c].T.reshape(c, -1)
+                    codes[o : o + c].T.reshape(c, codes.shape[1])
                     for o, c in zip(offsets.tolist(), counts.tolist(), strict=True)
                 ]
                 or [codes]
