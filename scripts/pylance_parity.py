@@ -154,7 +154,8 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         DIFFERS,
         "`compact_files`; `optimize_indices` over IVF indices with pylance's options: unset "
         "`num_indices_to_merge` writes a delta (pylance may merge and join small "
-        "partitions); `retrain=True` and scalar indices raise `NotSupportedYetError`",
+        "partitions); `retrain=True` rebuilds with pylance's partition count; scalar "
+        "indices with unindexed rows raise `NotSupportedYetError`",
     ),
     "partition_expression": (SAME, "always true"),
     "prewarm_index": (NOT_YET, "partitions are read when a search probes them, then cached"),

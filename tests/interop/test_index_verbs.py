@@ -261,6 +261,25 @@ def test_a_delta_with_empty_partitions(tmp_path: Path) -> None:
     assert _nearest(ours, DATA[N])[0] == N
 
 
+@pytest.mark.parametrize(("kind", "extra"), KINDS)
+def test_retrain_rebuilds_as_pylance(tmp_path: Path, kind: str, extra: dict[str, int]) -> None:
+    ours, theirs = _pylance_twins(tmp_path, kind, extra)
+    for uri in (ours, theirs):  # 9,000 rows: 2 partitions for IVF_FLAT, 1 for PQ / SQ
+        for _ in range(3):
+            lance.write_dataset(_table(N, N + 1000), uri, mode="append")
+    lance.dataset(theirs).optimize.optimize_indices(retrain=True)
+    ds = ls.dataset(ours)
+    ds.optimize.optimize_indices(retrain=True)
+    assert ds.version == lance.dataset(theirs).version == 6
+    mine, pylances = _transaction(ours), _transaction(theirs)
+    assert _segments(mine) == _segments(pylances)
+    assert len(mine.removed_indices) == 1
+    stats = [lance.dataset(u).stats.index_stats("vec_idx")["indices"] for u in (ours, theirs)]
+    assert [i["num_partitions"] for i in stats[0]] == [i["num_partitions"] for i in stats[1]]
+    assert sum(p["size"] for p in stats[0][0]["partitions"]) == N + 3000
+    assert _nearest(ours, DATA[N + 5])[0] == N + 5
+
+
 def test_optimize_indices_up_to_date_commits_nothing(tmp_path: Path) -> None:
     ours, _ = _pylance_twins(tmp_path, "IVF_FLAT", {})
     ds = ls.dataset(ours)
@@ -273,7 +292,6 @@ def test_optimize_indices_up_to_date_commits_nothing(tmp_path: Path) -> None:
     ("kwargs", "error", "match"),
     [
         ({"bogus": 1}, TypeError, "bogus"),
-        ({"retrain": True}, ls.NotSupportedYetError, "retrain"),
         ({"retrain": "yes"}, TypeError, "retrain"),
         ({"index_names": "vec_idx"}, ValueError, "index_names"),
         ({"num_indices_to_merge": -1}, OverflowError, "num_indices_to_merge"),

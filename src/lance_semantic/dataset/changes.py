@@ -45,12 +45,14 @@ class DatasetOptimizer(CompactionOptimizer):
         index_names
             The indices to optimize (default: all; a name the table has not is skipped).
         retrain
-            ``True`` is not supported yet.
+            ``True``: build each index again over every row (new centroids; pylance's
+            partition count, ``rows // 4096`` for IVF_FLAT, ``rows // 8192`` for IVF_PQ /
+            IVF_SQ), replacing all its segments.
 
         Raises
         ------
         NotSupportedYetError
-            ``retrain=True``, a scalar / HNSW / RQ index with unindexed fragments, vectors
+            A scalar / HNSW / RQ index with unindexed fragments (or retrained), vectors
             other than float32.
         TypeError, ValueError, OverflowError
             A bad or unknown option (pylance ignores unknown ones); nothing is committed.

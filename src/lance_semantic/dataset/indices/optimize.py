@@ -16,8 +16,10 @@ to date. Measured on pylance 14.0.2 (docs/guides/vector-search.md): with
 ``num_indices_to_merge`` unset pylance writes a delta while the partitions are large
 (IVF_FLAT above ~1,024 rows a partition, IVF_PQ / IVF_SQ above ~2,048) and otherwise merges
 every segment and *joins* partitions (fewer partitions, new centroids); here unset means 0.
-``retrain=True`` (pylance rebuilds with its own partition count) is not supported yet, nor
-are scalar indices with unindexed fragments (name the vector indices in ``index_names``).
+``retrain=True`` builds each chosen index again over every row, with pylance's partition
+count (``rows // 4096`` for IVF_FLAT, ``rows // 8192`` for IVF_PQ / IVF_SQ), replacing all
+its segments. Scalar indices with unindexed fragments are not updated here (name the vector
+indices in ``index_names``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ from ...read import ScanRequest, plan_scan, run_scan
 from ...storage import UncommittedFiles
 from ...vector import INDEX_DIR, IvfBuilder, IvfIndex, IvfParams, open_ivf_index
 from ..core import Snapshot
+from .create import ENGINE_ONLY_OPTIONS, create_index
+from .describe import _vector_details
 from .drop import raw_entries
 
 __all__ = ["optimize_indices", "OPTIMIZE_OPTIONS"]
@@ -56,7 +60,7 @@ _BATCH = 8192
 F32 = npt.NDArray[np.float32]
 
 
-def _options(kwargs: Mapping[str, Any]) -> tuple[int, list[str] | None]:
+def _options(kwargs: Mapping[str, Any]) -> tuple[int, list[str] | None, bool]:
     unknown = sorted(set(kwargs) - set(OPTIMIZE_OPTIONS))
     if unknown:
         raise TypeError(
@@ -87,11 +91,7 @@ def _options(kwargs: Mapping[str, Any]) -> tuple[int, list[str] | None]:
     retrain = kwargs.get("retrain", False)
     if not isinstance(retrain, (bool, np.bool_)):
         raise TypeError(f"retrain: '{type(retrain).__name__}' object is not an instance of 'bool'")
-    if retrain:
-        raise NotSupportedYetError(
-            "optimize_indices: retrain=True (rebuild with create_index(..., replace=True))"
-        )
-    return int(merge), names
+    return int(merge), names, bool(retrain)
 
 
 def _vectors(
@@ -211,7 +211,9 @@ def _plan(
 def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifest, None]:
     """Write and commit the new segments; the new manifest (the snapshot's when every
     index is up to date)."""
-    merge, names = _options(kwargs)
+    merge, names, retrain = _options(kwargs)
+    if retrain:
+        return _retrain(snap, names)
     plans = _plan(snap.manifest, names, merge)
     if not plans:
         return snap.manifest, None
@@ -242,6 +244,80 @@ def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifes
             manifest = commit(snap.store, snap.manifest, op, files=files)
     except BaseException:
         for folder in folders:
+            snap.store.remove_empty_dir(folder)
+        raise
+    return manifest, None
+
+
+# ---- retrain ----------------------------------------------------------------------------------
+
+#: rows a partition of a retrained index is given (pylance 14's default target sizes)
+_RETRAIN_TARGET = {"IVF_FLAT": 4096, "IVF_PQ": 8192, "IVF_SQ": 8192}
+
+
+def _hints(details: bytes) -> dict[str, str]:
+    return dict(_vector_details(details).get("runtime_hints", {}))
+
+
+def _retrain(snap: Snapshot, names: list[str] | None) -> tuple[Manifest, None]:
+    """``retrain=True``: every chosen vector index built again over all the table's rows
+    (new centroids, ``rows // target`` partitions: 4,096 rows a partition for IVF_FLAT,
+    8,192 for IVF_PQ / IVF_SQ, as pylance 14 chooses), replacing all its segments; one
+    ``CreateIndex`` commit."""
+    groups: dict[str, list[IndexEntry]] = {}
+    for e in index_entries(snap.manifest.index_section):
+        if names is None or e.name in names:
+            groups.setdefault(e.name, []).append(e)
+    if not groups:
+        return snap.manifest, None
+    built: list[IndexEntry] = []
+    removed: set[str] = set()
+    all_ids = [f.id for f in snap.manifest.fragments]
+    try:
+        for name, segments in sorted(groups.items()):
+            model = open_ivf_index(snap.store, segments[-1])
+            if model is None:
+                raise NotSupportedYetError(
+                    f"optimize_indices: retrain of index {name!r} of type "
+                    f"{segments[-1].index_type} (IVF_FLAT, IVF_PQ, IVF_SQ are retrained here)"
+                )
+            hints = _hints(segments[-1].details)
+            rows = snap.manifest.num_rows
+            options: dict[str, Any] = {k: None for k in ENGINE_ONLY_OPTIONS}
+            options.update(
+                train=True, fragment_ids=all_ids, skip_transpose=False, progress_callback=None
+            )
+            _, entry = create_index(
+                snap,
+                _column(snap.manifest, segments[-1]),
+                model.kind,
+                name,
+                model.metric,
+                True,
+                max(1, rows // _RETRAIN_TARGET[model.kind]),
+                None,
+                None,
+                model.num_sub_vectors or None,
+                options=options,
+                kwargs={
+                    "max_iters": int(hints.get("lance.ivf.max_iters", 50)),
+                    "sample_rate": int(hints.get("lance.ivf.sample_rate", 256)),
+                },
+                uncommitted=True,
+            )
+            assert entry is not None
+            built.append(entry)
+            removed |= {s.uuid for s in segments}
+        op = CreateIndex(
+            new_indices=tuple(encode_index_entry(e) for e in built),
+            removed_indices=tuple(raw_entries(snap.manifest, removed)),
+        )
+        manifest = commit(snap.store, snap.manifest, op)
+    except BaseException:
+        for entry in built:  # the segments built for a commit that did not happen
+            folder = f"{INDEX_DIR}/{entry.uuid}"
+            for f in entry.files:
+                snap.store.delete(f"{folder}/{f.path}")
             snap.store.remove_empty_dir(folder)
         raise
     return manifest, None
