@@ -399,3 +399,55 @@ def test_the_signatures_are_pylances() -> None:
     assert [f.name for f in dataclasses.fields(ls.Index)] == [
         f.name for f in dataclasses.fields(pylance_index)
     ]
+
+
+# ---- both libraries committing at once ---------------------------------------------------------
+
+
+def test_index_commits_race_as_lance_rules_say(tmp_path: Path) -> None:
+    """A stale optimize rebases over an append (the appended fragment stays unindexed); two
+    index commits of one name conflict, in either library; nothing half-done is left."""
+    uri = str(tmp_path / "t.lance")
+    ls.write_dataset(_table(0, N), uri, max_rows_per_file=N // 2).create_index(
+        "vec", "IVF_FLAT", num_partitions=4
+    )
+    lance.write_dataset(_table(N, N + 500), uri, mode="append")
+    stale = ls.dataset(uri)
+    lance.write_dataset(_table(N + 500, N + 1000), uri, mode="append")
+    stale.optimize.optimize_indices()
+    ds = lance.dataset(uri)
+    assert [sorted(i["fragment_ids"]) for i in ds.list_indices()] == [[0, 1], [2]]
+    assert ds.stats.index_stats("vec_idx")["num_unindexed_rows"] == 500
+    stale = ls.dataset(uri)
+    lance.dataset(uri).optimize.optimize_indices()
+    with pytest.raises(ls.CommitConflictError, match="CreateIndex"):
+        stale.optimize.optimize_indices()
+    assert len(list((Path(uri) / "_indices").iterdir())) == 3  # ours were removed
+    stale_pylance = lance.dataset(uri)
+    ls.dataset(uri).drop_index("vec_idx")
+    with pytest.raises(OSError, match="conflict"):
+        stale_pylance.optimize.optimize_indices(retrain=True)
+    assert lance.dataset(uri).list_indices() == []
+    assert ls.check(uri).ok
+
+
+def test_the_verbs_on_a_flagged_table(tmp_path: Path) -> None:
+    uri = str(tmp_path / "f.lance")
+    ds = ls.write_dataset(_table(0, N), uri, max_rows_per_file=N // 2, semantic_types=True)
+    ds.create_index("vec", "IVF_PQ", num_partitions=4, num_sub_vectors=4)
+    ds.insert(_table(N, N + 1000))
+    ds.optimize.optimize_indices()
+    seg = ds.create_index_uncommitted(
+        "vec", "IVF_SQ", name="sq", num_partitions=2, fragment_ids=[0, 1, 2]
+    )
+    ds = ls.Dataset.commit(uri, ls.LanceOperation.CreateIndex([seg], []), read_version=ds.version)
+    assert [(d.name, d.num_rows_indexed, len(d.segments)) for d in ds.describe_indices()] == [
+        ("sq", N + 1000, 1),
+        ("vec_idx", N + 1000, 2),
+    ]
+    assert ds.stats.index_stats("vec_idx")["num_indexed_rows_per_delta"] == [N, 1000]
+    near = {"column": "vec", "q": DATA[N + 3], "k": 1, "nprobes": 4, "refine_factor": 4}
+    assert ds.to_table(nearest=near, columns=["id"])["id"].to_pylist() == [N + 3]
+    ds.drop_index("sq")
+    assert [d.name for d in ds.describe_indices()] == ["vec_idx"]
+    assert ls.check(uri).ok
