@@ -182,16 +182,22 @@ def test_scalar_index_statistics(tmp_path: Path) -> None:
     uri = str(tmp_path / "t.lance")
     table = _table(0, 3000).append_column("s", pa.array([f"k{i % 7}" for i in range(3000)]))
     table = table.append_column("f", pa.array(np.linspace(-1.5, 2.25, 3000)))
+    table = table.append_column("tiny", pa.array(np.linspace(1e-7, 3.0, 3000)))
+    table = table.append_column("huge", pa.array(np.linspace(0.1, 2.5e20, 3000), pa.float32()))
+    ts = pa.array(np.arange(3000) * 10**9, pa.timestamp("ns"))
+    table = table.append_column("ts", ts).append_column("b", pa.array([True, False] * 1500))
     lance.write_dataset(table, uri)
     ds = lance.dataset(uri)
     ds.create_scalar_index("id", "BITMAP")
     ds.create_scalar_index("s", "BTREE")
-    ds.create_scalar_index("f", "BTREE")
+    for column in ("f", "tiny", "huge", "ts", "b"):
+        ds.create_scalar_index(column, "BTREE")
     ds.create_scalar_index("labels", "LABEL_LIST")
     ds.create_scalar_index("s", "INVERTED", name="fts")
     ours = ls.dataset(uri)
-    for name in ("id_idx", "s_idx", "f_idx", "labels_idx"):
+    for name in ("id_idx", "s_idx", "f_idx", "tiny_idx", "huge_idx", "ts_idx", "b_idx"):
         assert ours.index_statistics(name) == lance.dataset(uri).index_statistics(name), name
+    assert ours.index_statistics("labels_idx") == lance.dataset(uri).index_statistics("labels_idx")
     with pytest.raises(ls.NotSupportedYetError, match="Inverted"):
         ours.index_statistics("fts")
     with pytest.raises(KeyError) as pylances:

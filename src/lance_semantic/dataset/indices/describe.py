@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import NotSupportedYetError
@@ -236,14 +238,30 @@ def _ivf_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
     return out
 
 
-def _key_text(value: Any) -> str:
-    if isinstance(value, bool):
+def _key_text(scalar: pa.Scalar) -> str | None:
+    """A BTREE key as pylance prints it (Rust's ``Display``: floats positional and shortest,
+    ``3`` for 3.0; timestamps as their integer; dates ISO)."""
+    if not scalar.is_valid:
+        return None
+    t = scalar.type
+    if pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        return str(scalar.cast(pa.int64()).as_py())
+    value = scalar.as_py()
+    if pa.types.is_boolean(t):
         return "true" if value else "false"
-    if isinstance(value, (int, str)):
+    if pa.types.is_floating(t):
+        width = {16: np.float16, 32: np.float32, 64: np.float64}[t.bit_width]
+        number = width(value)
+        if np.isnan(number):
+            return "NaN"
+        if np.isinf(number):
+            return "inf" if number > 0 else "-inf"
+        return np.format_float_positional(number, unique=True, trim="-")
+    if pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
         return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    raise NotSupportedYetError(f"index_statistics: BTREE keys of type {type(value).__name__}")
+    if pa.types.is_date(t):
+        return str(value)
+    raise NotSupportedYetError(f"index_statistics: BTREE keys of type {t}")
 
 
 def _btree_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
@@ -251,11 +269,9 @@ def _btree_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
         store, f"{INDEX_DIR}/{entry.uuid}/page_lookup.lance", ["min", "max"], what="index file"
     )
     table = lookup.read_all().to_table()
-    low = pc.min(table.column("min")).as_py()
-    high = pc.max(table.column("max")).as_py()
     return {
-        "min": None if low is None else _key_text(low),
-        "max": None if high is None else _key_text(high),
+        "min": _key_text(pc.min(table.column("min"))),
+        "max": _key_text(pc.max(table.column("max"))),
         "num_pages": table.num_rows,
     }
 
