@@ -18,6 +18,7 @@ BTREE the min / max keys and pages, for BITMAP / LABEL_LIST the number of bitmap
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
 from collections.abc import Set
@@ -250,11 +251,15 @@ def _key_text(scalar: pa.Scalar) -> str | None:
     if pa.types.is_boolean(t):
         return "true" if value else "false"
     if pa.types.is_floating(t):
-        width = {16: np.float16, 32: np.float32, 64: np.float64}[t.bit_width]
-        number = width(value)
-        if np.isnan(number):
+        width: dict[int, type[np.floating[Any]]] = {
+            16: np.float16,
+            32: np.float32,
+            64: np.float64,
+        }
+        number = width[t.bit_width](float(value))
+        if math.isnan(number):
             return "NaN"
-        if np.isinf(number):
+        if math.isinf(number):
             return "inf" if number > 0 else "-inf"
         return np.format_float_positional(number, unique=True, trim="-")
     if pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
