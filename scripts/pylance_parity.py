@@ -62,7 +62,10 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         "rebase and conflict rules of every commit; recorded layouts checked first",
     ),
     "commit_batch": (NOT_YET, "several transactions in one commit"),
-    "commit_existing_index_segments": (NOT_YET, "no index building"),
+    "commit_existing_index_segments": (
+        NOT_YET,
+        "commit `create_index_uncommitted` segments with `LanceOperation.CreateIndex`",
+    ),
     "config": (
         NOT_YET,
         "table config is kept through commits (`ds.manifest.config`), no accessor yet",
@@ -140,8 +143,8 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "mem_wal_index_details": (NOT_YET, "MemWAL"),
     "mem_wal_writer": (NOT_YET, "MemWAL"),
     "merge": (NOT_YET, "joining another table's columns (`add_columns` adds columns)"),
-    "merge_existing_index_segments": (NOT_YET, "no index building"),
-    "merge_index_metadata": (NOT_YET, "no index building"),
+    "merge_existing_index_segments": (NOT_YET, "distributed index merges"),
+    "merge_index_metadata": (NOT_YET, "distributed index merges"),
     "merge_insert": (
         SAME,
         "`when_matched_update_all`, `when_matched_delete`, `when_matched_fail`, "

@@ -211,7 +211,7 @@ class History(Handle):
     def list_indices(self) -> list[IndexInformation]:
         """The indices of this version (built by pylance), one entry per segment:
         ``name``, ``type``, ``uuid``, ``fields``, ``version``, ``fragment_ids``,
-        ``base_id``. lance-semantic builds none itself.
+        ``base_id`` (pylance's indices and ours alike).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").list_indices()
