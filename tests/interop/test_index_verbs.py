@@ -151,6 +151,22 @@ def test_describe_indices_equals_pylances(tmp_path: Path) -> None:
                 assert set(s.fragment_ids) == set(t.fragment_ids)
 
 
+def test_describe_indices_of_other_vector_types(tmp_path: Path) -> None:
+    """HNSW and RQ indices (read as unknown by the search) are described as pylance does."""
+    uri = str(tmp_path / "t.lance")
+    lance.write_dataset(_table(0, 1000), uri)
+    ds = lance.dataset(uri)
+    ds.create_index("vec", "IVF_HNSW_SQ", num_partitions=1, name="hsq")
+    ds.create_index("vec", "IVF_HNSW_PQ", num_partitions=1, num_sub_vectors=4, name="hpq")
+    ds.create_index("vec", "IVF_RQ", num_partitions=1, name="rq")
+    mine, pylances = ls.dataset(uri).describe_indices(), lance.dataset(uri).describe_indices()
+    assert [(d.name, d.index_type, d.details) for d in mine] == [
+        (d.name, d.index_type, d.details) for d in pylances
+    ]
+    with pytest.raises(ls.NotSupportedYetError, match="IVF_HNSW_SQ"):
+        ls.dataset(uri).stats.index_stats("hsq")
+
+
 @pytest.mark.parametrize(("kind", "extra"), KINDS)
 @pytest.mark.parametrize("metric", ["l2", "cosine"])
 def test_index_statistics_equal_pylances_for_the_same_files(

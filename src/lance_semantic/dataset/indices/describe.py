@@ -107,6 +107,13 @@ def _vector_details(details: bytes) -> dict[str, Any]:
     for number, _wire, value in message_fields(details):
         if number == 1 and isinstance(value, int):
             out["metric_type"] = _METRIC_NAMES.get(value, str(value))
+        elif number == 3 and isinstance(value, bytes):
+            sub = {n: v for n, _, v in message_fields(value)}
+            out["hnsw"] = {
+                "max_connections": sub.get(1, 0),
+                "construction_ef": sub.get(2, 0),
+                "max_level": sub.get(3, 0),
+            }
         elif number in _COMPRESSION and isinstance(value, bytes):
             sub = {n: v for n, _, v in message_fields(value)}
             compression: dict[str, Any] = {"type": _COMPRESSION[number]}
@@ -114,6 +121,9 @@ def _vector_details(details: bytes) -> dict[str, Any]:
                 compression["num_bits"] = sub[1]
             if number == 4:
                 compression["num_sub_vectors"] = sub.get(2, 0)
+            if number == 6:  # RQ: field 2 the rotation (0, the default, is "fast")
+                rotation = sub.get(2, 0)
+                compression["rotation_type"] = "fast" if rotation == 0 else str(rotation)
             out["compression"] = compression
         elif number == 9 and isinstance(value, bytes):
             pair = {n: v for n, _, v in message_fields(value)}
