@@ -27,7 +27,13 @@ __all__ = ["Changes", "DatasetOptimizer"]
 
 class DatasetOptimizer(CompactionOptimizer):
     """``ds.optimize`` (pylance's ``DatasetOptimizer``): ``compact_files`` and
-    ``optimize_indices``."""
+    ``optimize_indices``.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> type(ds.optimize).__name__, ds.optimize.optimize_indices()
+    ('DatasetOptimizer', None)
+    """
 
     def optimize_indices(self, **kwargs: Any) -> None:
         """Add the rows the table's IVF indices do not cover yet, as pylance 14 does: a new

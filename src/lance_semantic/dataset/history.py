@@ -249,6 +249,19 @@ class History(Handle):
             No index of that name (pylance's error).
         NotSupportedYetError
             An index whose files are not read here (INVERTED, HNSW, RQ, ...).
+
+        Examples
+        --------
+        >>> import warnings, numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec}), "t.lance")
+        >>> _ = ds.create_index("vec", "IVF_FLAT", num_partitions=2)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     stats = ds.index_statistics("vec_idx")
+        >>> stats["index_type"], stats["num_indexed_rows"], len(stats["indices"][0]["partitions"])
+        ('IVF_FLAT', 600, 2)
         """
         return _index_statistics(self._store, self._manifest, index_name)
 
