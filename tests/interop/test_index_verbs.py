@@ -302,6 +302,26 @@ def test_retrain_rebuilds_as_pylance(tmp_path: Path, kind: str, extra: dict[str,
     assert _nearest(ours, DATA[N + 5])[0] == N + 5
 
 
+@pytest.mark.parametrize(("kind", "extra"), KINDS)
+def test_a_delta_over_null_vectors_only(tmp_path: Path, kind: str, extra: dict[str, int]) -> None:
+    """Appended rows whose vectors are all null: an empty delta segment that pylance reads
+    (pylance 14's own optimize_indices fails there: "Not found: .../ivf_0.lance")."""
+    ours, _ = _pylance_twins(tmp_path, kind, extra)
+    nulls = pa.table(
+        {
+            "id": np.arange(N, N + 10),
+            "vec": pa.nulls(10, pa.list_(pa.float32(), D)),
+            "labels": pa.nulls(10, pa.list_(pa.string())),
+        }
+    )
+    lance.write_dataset(nulls, ours, mode="append")
+    ls.dataset(ours).optimize.optimize_indices()
+    stats = lance.dataset(ours).stats.index_stats("vec_idx")
+    assert [sum(p["size"] for p in i["partitions"]) for i in stats["indices"]] == [N, 0]
+    assert stats["num_unindexed_rows"] == 0
+    assert _nearest(ours, DATA[3])[0] == 3
+
+
 def test_optimize_indices_up_to_date_commits_nothing(tmp_path: Path) -> None:
     ours, _ = _pylance_twins(tmp_path, "IVF_FLAT", {})
     ds = ls.dataset(ours)
