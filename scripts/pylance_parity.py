@@ -62,7 +62,10 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         "rebase and conflict rules of every commit; recorded layouts checked first",
     ),
     "commit_batch": (NOT_YET, "several transactions in one commit"),
-    "commit_existing_index_segments": (NOT_YET, "no index building"),
+    "commit_existing_index_segments": (
+        NOT_YET,
+        "commit `create_index_uncommitted` segments with `LanceOperation.CreateIndex`",
+    ),
     "config": (
         NOT_YET,
         "table config is kept through commits (`ds.manifest.config`), no accessor yet",
@@ -75,7 +78,13 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         "them); pylance's signature, its engine-only options and other index types raise "
         "`NotSupportedYetError`",
     ),
-    "create_index_uncommitted": (NOT_YET, "the two-phase form of `create_index`"),
+    "create_index_uncommitted": (
+        SAME,
+        "pylance's signature; `fragment_ids` required (its distributed build); returns an "
+        "`ls.Index` with `lance.dataset.Index`'s fields, committed by "
+        "`LanceOperation.CreateIndex` through either library; `rabitq_model` raises "
+        "`NotSupportedYetError`",
+    ),
     "create_scalar_index": (NOT_YET, "scalar indices (BTREE, BITMAP, LABEL_LIST, INVERTED)"),
     "data_storage_version": (SAME, ""),
     "deep_clone": (NOT_YET, "clones"),
@@ -87,12 +96,13 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "delete_config_keys": (NOT_YET, "table config verbs"),
     "delta": (NOT_YET, "version diffs"),
     "describe_indices": (
-        NOT_YET,
-        "row counts and sizes come from the index files; `list_indices` gives the manifest's view",
+        SAME,
+        "`IndexDescription` / `IndexSegmentDescription` with pylance's attributes and "
+        "`details` (INVERTED's details are `{}` here)",
     ),
     "drop": (NOT_YET, "deleting a whole table"),
     "drop_columns": (SAME, "returns the handle"),
-    "drop_index": (NOT_YET, "index management"),
+    "drop_index": (SAME, "a `CreateIndex` commit removing every segment of the name"),
     "explain_cleanup_old_versions": (NOT_YET, "a dry run of cleanup"),
     "filter": (
         DIFFERS,
@@ -108,7 +118,11 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "has_index": (SAME, ""),
     "has_stable_row_ids": (NOT_YET, "tables with stable row ids are refused for writing"),
     "head": (SAME, "`scanner` options after `num_rows`"),
-    "index_statistics": (NOT_YET, "reads the index files"),
+    "index_statistics": (
+        SAME,
+        "pylance's dictionary for IVF_FLAT / IVF_PQ / IVF_SQ, BTREE, BITMAP, LABEL_LIST "
+        "(with its `DeprecationWarning`); other types raise `NotSupportedYetError`",
+    ),
     "initial_storage_options": (NOT_YET, "storage option accessors"),
     "initialize_mem_wal": (NOT_YET, "MemWAL"),
     "insert": (SAME, "append / overwrite with `write_dataset`'s options"),
@@ -129,8 +143,8 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "mem_wal_index_details": (NOT_YET, "MemWAL"),
     "mem_wal_writer": (NOT_YET, "MemWAL"),
     "merge": (NOT_YET, "joining another table's columns (`add_columns` adds columns)"),
-    "merge_existing_index_segments": (NOT_YET, "no index building"),
-    "merge_index_metadata": (NOT_YET, "no index building"),
+    "merge_existing_index_segments": (NOT_YET, "distributed index merges"),
+    "merge_index_metadata": (NOT_YET, "distributed index merges"),
     "merge_insert": (
         SAME,
         "`when_matched_update_all`, `when_matched_delete`, `when_matched_fail`, "
@@ -139,7 +153,13 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "metadata": (NOT_YET, "table metadata is kept (`ds.manifest.table_metadata`), no accessor"),
     "migrate_manifest_paths_v2": (NOT_YET, "V1-named tables are read and written as V1"),
     "new_file_session": (NOT_YET, "pylance file sessions"),
-    "optimize": (DIFFERS, "`compact_files` only (no `optimize_indices`)"),
+    "optimize": (
+        DIFFERS,
+        "`compact_files`; `optimize_indices` over IVF indices with pylance's options: unset "
+        "`num_indices_to_merge` writes a delta (pylance may merge and join small "
+        "partitions); `retrain=True` rebuilds with pylance's partition count; scalar "
+        "indices with unindexed rows raise `NotSupportedYetError`",
+    ),
     "partition_expression": (SAME, "always true"),
     "prewarm_index": (NOT_YET, "partitions are read when a search probes them, then cached"),
     "read_blob_ranges": (NOT_YET, "`take_blobs` gives seekable files"),
@@ -171,8 +191,8 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     "sql": (NOT_YET, "SQL queries (filters and update expressions are SQL)"),
     "stats": (
         DIFFERS,
-        "`dataset_stats()` as pylance's; `index_stats` / `data_stats` raise "
-        "`NotSupportedYetError` (they read index and data file internals)",
+        "`dataset_stats()` and `index_stats()` as pylance's; `data_stats` raises "
+        "`NotSupportedYetError` (it reads data file internals)",
     ),
     "storage_options_accessor": (NOT_YET, "storage option accessors"),
     "tags": (

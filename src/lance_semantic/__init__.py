@@ -25,6 +25,7 @@ if "LANCE_LOG" not in _os.environ:
     _logging.getLogger("pylance").setLevel(_logging.INFO)  # as without LANCE_LOG
 
 from . import errors, fragment
+from .dataset.core.index_object import Index, IndexFile
 from .dataset.dataset import Dataset, FeatureFlags, dataset, upgrade, write_dataset
 from .dataset.fragment import LanceFragment
 from .dataset.maintenance.codec_warm_up import warm_up
@@ -77,6 +78,8 @@ __all__ = [
     "LanceFragment",
     "Scanner",
     "LanceOperation",
+    "Index",
+    "IndexFile",
     "fragment",
     "Field",
     "TableSchema",

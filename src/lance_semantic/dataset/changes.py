@@ -12,15 +12,70 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
+from ..errors import NotSupportedYetError
 from ..read import Filter
 from . import evolution, indices, mutations
-from .compaction import DatasetOptimizer
+from .compaction import DatasetOptimizer as CompactionOptimizer
+from .core import Index, index_of_entry
 from .core import arguments as args
 from .handle import Handle
 from .maintenance import set_output_encoding, upgrade_dataset
 from .mutations import DeleteResult, MergeInsertBuilder, UpdateResult
 
-__all__ = ["Changes"]
+__all__ = ["Changes", "DatasetOptimizer"]
+
+
+class DatasetOptimizer(CompactionOptimizer):
+    """``ds.optimize`` (pylance's ``DatasetOptimizer``): ``compact_files`` and
+    ``optimize_indices``.
+
+    >>> import pyarrow as pa, lance_semantic as ls
+    >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
+    >>> type(ds.optimize).__name__, ds.optimize.optimize_indices()
+    ('DatasetOptimizer', None)
+    """
+
+    def optimize_indices(self, **kwargs: Any) -> None:
+        """Add the rows the table's IVF indices do not cover yet, as pylance 14 does: a new
+        segment per index with the index's centroids and codes (no retraining), all
+        committed in one ``CreateIndex`` transaction; no commit when every index is up to
+        date.
+
+        Parameters
+        ----------
+        num_indices_to_merge
+            0 (default here): a delta segment over the unindexed fragments; N: one segment
+            over those and the newest N segments' fragments, replacing them. pylance's
+            default merges and joins small partitions instead of a delta (see
+            docs/guides/vector-search.md).
+        index_names
+            The indices to optimize (default: all; a name the table has not is skipped).
+        retrain
+            ``True``: build each index again over every row (new centroids; pylance's
+            partition count, ``rows // 4096`` for IVF_FLAT, ``rows // 8192`` for IVF_PQ /
+            IVF_SQ), replacing all its segments.
+
+        Raises
+        ------
+        NotSupportedYetError
+            A scalar / HNSW / RQ index with unindexed fragments (or retrained), vectors
+            other than float32.
+        TypeError, ValueError, OverflowError
+            A bad or unknown option (pylance ignores unknown ones); nothing is committed.
+
+        Examples
+        --------
+        >>> import numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((900, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec[:600]}), "t.lance")
+        >>> _ = ds.create_index("vec", "IVF_FLAT", num_partitions=2)
+        >>> _ = ds.insert(pa.table({"vec": vec[600:]}))
+        >>> ds.optimize.optimize_indices()
+        >>> [sorted(i["fragment_ids"]) for i in ds.list_indices()]
+        [[0], [1]]
+        """
+        self._ds._apply(lambda snap: indices.optimize_indices(snap, kwargs))
 
 
 class Changes(Handle):
@@ -311,6 +366,117 @@ class Changes(Handle):
             )
         )
         return self
+
+    def create_index_uncommitted(
+        self,
+        column: str | list[str],
+        index_type: str,
+        name: str | None = None,
+        metric: str = "L2",
+        replace: bool = False,
+        num_partitions: int | None = None,
+        ivf_centroids: Any = None,
+        pq_codebook: Any = None,
+        num_sub_vectors: int | None = None,
+        accelerator: Any = None,
+        index_cache_size: int | None = None,
+        shuffle_partition_batches: int | None = None,
+        shuffle_partition_concurrency: int | None = None,
+        ivf_centroids_file: str | None = None,
+        precomputed_partition_dataset: str | None = None,
+        storage_options: dict[str, str] | None = None,
+        filter_nan: bool = True,
+        train: bool = True,
+        fragment_ids: list[int] | None = None,
+        index_uuid: str | None = None,
+        *,
+        target_partition_size: int | None = None,
+        streaming_sample_rate: int | None = None,
+        streaming_coreset_rate: int | None = None,
+        streaming_refine_passes: int | None = None,
+        skip_transpose: bool = False,
+        rabitq_model: str | None = None,
+        **kwargs: Any,
+    ) -> Index:
+        """Build an index segment over the fragments ``fragment_ids`` (required, as in
+        pylance 14: its distributed build) in pylance's format and return it, uncommitted:
+        an :class:`ls.Index` (pylance's ``lance.dataset.Index`` fields) for
+        ``LanceOperation.CreateIndex(new_indices=[...], removed_indices=[...])`` through
+        ``ls.Dataset.commit`` or pylance's ``LanceDataset.commit``. The table does not move.
+        Arguments and errors are :meth:`create_index`'s; ``rabitq_model`` (IVF_RQ) is not
+        supported yet.
+
+        Examples
+        --------
+        >>> import numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec}), "t.lance", max_rows_per_file=300)
+        >>> index = ds.create_index_uncommitted("vec", "IVF_FLAT", num_partitions=2,
+        ...                                     fragment_ids=[1])
+        >>> index.name, sorted(index.fragment_ids), ds.version
+        ('vec_idx', [1], 1)
+        """
+        if rabitq_model is not None:
+            raise NotSupportedYetError("create_index_uncommitted: rabitq_model (IVF_RQ)")
+        options = {
+            "accelerator": accelerator,
+            "shuffle_partition_batches": shuffle_partition_batches,
+            "shuffle_partition_concurrency": shuffle_partition_concurrency,
+            "ivf_centroids_file": ivf_centroids_file,
+            "precomputed_partition_dataset": precomputed_partition_dataset,
+            "streaming_sample_rate": streaming_sample_rate,
+            "streaming_coreset_rate": streaming_coreset_rate,
+            "streaming_refine_passes": streaming_refine_passes,
+            "train": train,
+            "fragment_ids": fragment_ids,
+            "skip_transpose": skip_transpose,
+            "progress_callback": None,
+        }
+        _, entry = indices.create_index(
+            self._snapshot(),
+            column,
+            index_type,
+            name,
+            metric,
+            replace,
+            num_partitions,
+            ivf_centroids,
+            pq_codebook,
+            num_sub_vectors,
+            filter_nan=filter_nan,
+            index_uuid=index_uuid,
+            target_partition_size=target_partition_size,
+            options=options,
+            kwargs=kwargs,
+            uncommitted=True,
+        )
+        assert entry is not None
+        return index_of_entry(entry)
+
+    def drop_index(self, name: str) -> None:
+        """Remove index ``name`` (every segment of it) in one commit and move to the new
+        version (returns None, as pylance 14's). The commit is, as pylance's, a
+        ``CreateIndex`` transaction whose ``removed_indices`` are the dropped entries. The
+        index files stay for older versions until ``cleanup_old_versions``.
+
+        Raises
+        ------
+        RuntimeError
+            No index of that name (pylance's "Lance index not found: name=..."); nothing
+            is committed.
+
+        Examples
+        --------
+        >>> import numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec}), "t.lance")
+        >>> ds.create_index("vec", "IVF_FLAT", num_partitions=2).drop_index("vec_idx")
+        >>> ds.list_indices(), ds.version
+        ([], 3)
+        """
+        self._apply(lambda snap: indices.drop_index(snap, name))
 
     @property
     def optimize(self) -> DatasetOptimizer:

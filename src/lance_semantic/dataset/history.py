@@ -1,17 +1,24 @@
 """The versions, tags and housekeeping verbs of ``Dataset`` (layer L5): ``versions``,
 ``checkout_version``, ``checkout_latest``, ``restore``, ``tags``, ``cleanup_old_versions``,
-``list_indices`` and ``stats``.
+``list_indices``, ``describe_indices``, ``index_statistics`` and ``stats``.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Self
+from typing import Any, Self
 
 from ..commit import list_versions, load_manifest
 from .core import arguments as args
 from .handle import Handle
-from .indices import IndexInformation, list_indices
+from .indices import (
+    IndexDescription,
+    IndexInformation,
+    describe_indices,
+    index_statistics_of,
+    list_indices,
+)
+from .indices import index_statistics as _index_statistics
 from .maintenance import restore_version
 from .versions import (
     CleanupStats,
@@ -26,6 +33,22 @@ from .versions import (
 )
 
 __all__ = ["History"]
+
+
+class _Stats(LanceStats):
+    """``Dataset.stats``, with ``index_stats`` read from the index files."""
+
+    def index_stats(self, index_name: str) -> dict[str, Any]:
+        """pylance 14's ``stats.index_stats``: the same dictionary as ``index_statistics``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").stats.index_stats("id_idx")
+        Traceback (most recent call last):
+        ...
+        KeyError: 'Index "id_idx" not found'
+        """
+        snap = self._ds._snapshot()
+        return index_statistics_of(snap.store, snap.manifest, index_name)
 
 
 class History(Handle):
@@ -188,13 +211,59 @@ class History(Handle):
     def list_indices(self) -> list[IndexInformation]:
         """The indices of this version (built by pylance), one entry per segment:
         ``name``, ``type``, ``uuid``, ``fields``, ``version``, ``fragment_ids``,
-        ``base_id``. lance-semantic builds none itself.
+        ``base_id`` (pylance's indices and ours alike).
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").list_indices()
         []
         """
         return list_indices(self._manifest)
+
+    def describe_indices(self) -> list[IndexDescription]:
+        """One :class:`IndexDescription` per index of this version (pylance 14's
+        ``describe_indices``): ``name``, ``type_url``, ``index_type``, ``num_rows_indexed``
+        (live rows of the fragments its segments cover), ``fields``, ``field_names``,
+        ``segments`` (uuid, ``dataset_version_at_last_update``, ``fragment_ids``,
+        ``index_version``, ``created_at``, ``size_bytes``, ``base_id``), ``details`` (a
+        vector index's ``metric_type``, ``compression`` and ``runtime_hints``) and
+        ``total_size_bytes``.
+
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").describe_indices()
+        []
+        """
+        return describe_indices(self._manifest)
+
+    def index_statistics(self, index_name: str) -> dict[str, Any]:
+        """pylance 14's statistics of index ``index_name`` (deprecated there too: a
+        ``DeprecationWarning``): ``index_type``, ``name``, ``num_indices`` /
+        ``num_segments``, ``indices`` / ``segments`` (per segment: for IVF_FLAT / IVF_PQ /
+        IVF_SQ the partitions' sizes, centroids, loss and sub-index; for BTREE ``min`` /
+        ``max`` / ``num_pages``; for BITMAP / LABEL_LIST ``num_bitmaps``),
+        ``num_indexed_fragments``, ``num_indexed_rows``, ``num_unindexed_fragments``,
+        ``num_unindexed_rows``, ``num_indexed_rows_per_delta``, ``updated_at_timestamp_ms``.
+
+        Raises
+        ------
+        KeyError
+            No index of that name (pylance's error).
+        NotSupportedYetError
+            An index whose files are not read here (INVERTED, HNSW, RQ, ...).
+
+        Examples
+        --------
+        >>> import warnings, numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec}), "t.lance")
+        >>> _ = ds.create_index("vec", "IVF_FLAT", num_partitions=2)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     stats = ds.index_statistics("vec_idx")
+        >>> stats["index_type"], stats["num_indexed_rows"], len(stats["indices"][0]["partitions"])
+        ('IVF_FLAT', 600, 2)
+        """
+        return _index_statistics(self._store, self._manifest, index_name)
 
     @property
     def has_index(self) -> bool:
@@ -208,7 +277,8 @@ class History(Handle):
 
     @property
     def stats(self) -> LanceStats:
-        """``stats.dataset_stats()``: deleted rows, fragments, small files.
+        """``stats.dataset_stats()``: deleted rows, fragments, small files;
+        ``stats.index_stats(name)``: :meth:`index_statistics` without its deprecation.
 
         >>> import pyarrow as pa, lance_semantic as ls
         >>> ds = ls.write_dataset(pa.table({"id": [1, 2]}), "t.lance")
@@ -216,4 +286,4 @@ class History(Handle):
         >>> ds.stats.dataset_stats()
         {'num_deleted_rows': 1, 'num_fragments': 1, 'num_small_files': 1}
         """
-        return LanceStats(self)
+        return _Stats(self)

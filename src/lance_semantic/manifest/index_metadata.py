@@ -47,6 +47,13 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class IndexFile:
+    """One file of an index segment: its path in the segment's folder and its size
+    (pylance's ``lance.dataset.IndexFile``).
+
+    >>> IndexFile("index.idx", 594)
+    IndexFile(path='index.idx', size_bytes=594)
+    """
+
     path: str
     size_bytes: int
 

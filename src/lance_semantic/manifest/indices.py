@@ -1,7 +1,7 @@
 """The field ids that a manifest's indices cover (layer L3; docs/format/lance-format-facts.md
 "IndexSection").
 
-lance-semantic builds no index, but keeps pylance's indices true: a commit that removes a
+Indices (pylance's and those built here) are kept true: a commit that removes a
 field removes the indices on it (as pylance's ``Project`` does), and a change that would
 rewrite an indexed column is refused. ``IndexSection`` is kept as raw bytes; only
 ``IndexMetadata.fields`` (field 2, repeated int32) is read here, every other byte of each

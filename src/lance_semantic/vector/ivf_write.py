@@ -245,7 +245,8 @@ class IvfBuilder:
         width = self.params.num_sub_vectors if self.params.index_type == "IVF_PQ" else self.dim
         dtype = np.float32 if self.params.index_type == "IVF_FLAT" else np.uint8
         if not self._addresses:
-            return np.empty(0, np.uint64), np.empty((0, width or 0), dtype), np.zeros(0, np.int64)
+            empty = np.zeros(self.params.num_partitions, np.int64)  # every partition empty
+            return np.empty(0, np.uint64), np.empty((0, width or 0), dtype), empty
         addresses = np.concatenate(self._addresses)
         labels = np.concatenate(self._labels)
         codes = np.concatenate(self._codes)
@@ -293,7 +294,7 @@ class IvfBuilder:
         if p.index_type == "IVF_PQ":  # transposed per partition: sub-vector 0's codes first
             codes = np.concatenate(
                 [
-                    codes[o : o + c].T.reshape(c, -1)
+                    codes[o : o + c].T.reshape(c, codes.shape[1])
                     for o, c in zip(offsets.tolist(), counts.tolist(), strict=True)
                 ]
                 or [codes]

@@ -23,6 +23,7 @@ from .arguments import (
     check_version,
     shown,
 )
+from .index_object import Index, IndexFile, index_entry, index_of_entry
 from .progress import DELAY_SECONDS, Progress, batches_with_progress, rows_of
 from .retry import RETRIES, TIMEOUT, retrying
 from .scan_arguments import chosen_fragments, scan_request
@@ -59,4 +60,8 @@ __all__ = [
     "batches_with_progress",
     "rows_of",
     "DELAY_SECONDS",
+    "Index",
+    "IndexFile",
+    "index_entry",
+    "index_of_entry",
 ]

@@ -32,6 +32,7 @@ from ...commit import commit
 from ...errors import ColumnNotFoundError, NotSupportedYetError
 from ...manifest import (
     CreateIndex,
+    Fragment,
     IndexEntry,
     IndexFile,
     Manifest,
@@ -109,7 +110,9 @@ def _positive(name: str, value: object) -> int:
     return int(value)
 
 
-def _refuse_engine_options(options: dict[str, Any], kwargs: dict[str, Any]) -> None:
+def _refuse_engine_options(
+    options: dict[str, Any], kwargs: dict[str, Any], *, uncommitted: bool = False
+) -> None:
     named = [k for k in ENGINE_ONLY_OPTIONS if options.get(k) is not None]
     unknown = sorted(set(kwargs) - _KNOWN_KWARGS)
     if named or unknown:
@@ -118,7 +121,7 @@ def _refuse_engine_options(options: dict[str, Any], kwargs: dict[str, Any]) -> N
         )
     for k, v in (
         ("train", options["train"] is False),
-        ("fragment_ids", options["fragment_ids"] is not None),
+        ("fragment_ids", options["fragment_ids"] is not None and not uncommitted),
         ("skip_transpose", options["skip_transpose"] is True),
         ("progress_callback", options["progress_callback"] is not None),
     ):
@@ -154,16 +157,16 @@ def _vector_column(snap: Snapshot, column: object) -> tuple[str, int, int]:
 
 
 def _batches(
-    snap: Snapshot, column: str
+    snap: Snapshot, column: str, fragments: Sequence[Fragment] | None = None
 ) -> Callable[[], Iterator[tuple[npt.NDArray[np.uint64], F32, npt.NDArray[np.bool_]]]]:
-    """A fresh stream of (row addresses, vectors, valid) per batch of the column."""
+    """A fresh stream of (row addresses, vectors, valid) per batch of the column (of
+    ``fragments``; default: every fragment)."""
+    chosen = snap.manifest.fragments if fragments is None else fragments
     request = ScanRequest(columns=[column], with_row_address=True, batch_size=_BATCH)
     plan = plan_scan(snap.semantic_schema, request, flagged=snap.semantic_types)
 
     def stream() -> Iterator[tuple[npt.NDArray[np.uint64], F32, npt.NDArray[np.bool_]]]:
-        for batch in run_scan(
-            snap.store, snap.semantic_schema, snap.manifest.fragments, plan, request
-        ):
+        for batch in run_scan(snap.store, snap.semantic_schema, chosen, plan, request):
             arr = batch.column(column)
             if isinstance(arr, pa.ChunkedArray):  # pragma: no cover - batches hold arrays
                 arr = arr.combine_chunks()
@@ -201,10 +204,19 @@ def create_index(
     target_partition_size: int | None = None,
     options: dict[str, Any],
     kwargs: dict[str, Any],
-) -> tuple[Manifest, None]:
-    """Build and commit the index; the new manifest. See ``Dataset.create_index``."""
+    uncommitted: bool = False,
+) -> tuple[Manifest, IndexEntry | None]:
+    """Build and commit the index; the new manifest. See ``Dataset.create_index``.
+
+    With ``uncommitted`` (``create_index_uncommitted``): build a segment over the fragments
+    ``options["fragment_ids"]`` and return it with the snapshot's manifest, uncommitted."""
+    if uncommitted and options["fragment_ids"] is None:
+        raise ValueError(
+            "create_index_uncommitted requires fragment_ids for distributed index build"
+        )
     kind = _index_type(index_type)
-    _refuse_engine_options(options, kwargs)
+    _refuse_engine_options(options, kwargs, uncommitted=uncommitted)
+    fragments = _chosen_fragments(snap, options["fragment_ids"])
     metric_name: Metric = canonical_metric(metric)
     if metric_name == "hamming":
         raise NotSupportedYetError("create_index: metric hamming")
@@ -257,8 +269,8 @@ def create_index(
                 f"(num_sub_vectors x 2**num_bits x dimension / num_sub_vectors)"
             )
 
-    stream = _batches(snap, column_name)
-    total = snap.manifest.num_rows
+    stream = _batches(snap, column_name, fragments)
+    total = sum(f.num_rows for f in fragments)
     rng = np.random.default_rng()
     requested = num_partitions or 1
     params = IvfParams(
@@ -317,7 +329,7 @@ def create_index(
                 name=index_name,
                 fields=(field_id,),
                 dataset_version=snap.version,
-                fragment_ids=tuple(sorted(f.id for f in snap.manifest.fragments)),
+                fragment_ids=tuple(sorted(f.id for f in fragments)),
                 type_url=VECTOR_DETAILS_TYPE_URL,
                 details=vector_index_details(params),
                 index_version=1,
@@ -325,6 +337,8 @@ def create_index(
                 base_id=None,
                 files=tuple(IndexFile(f.path, f.size_bytes) for f in written),
             )
+            if uncommitted:
+                return snap.manifest, entry
             op = CreateIndex(
                 new_indices=(encode_index_entry(entry),),
                 removed_indices=tuple(_raw_entries(snap, {e.uuid for e in existing})),
@@ -334,6 +348,28 @@ def create_index(
         snap.store.remove_empty_dir(folder)  # its files are gone (UncommittedFiles)
         raise
     return manifest, None
+
+
+def _chosen_fragments(snap: Snapshot, fragment_ids: object) -> Sequence[Fragment]:
+    """The fragments ``fragment_ids`` names (None: all), in table order; pylance's
+    ValueError for an id the version does not have."""
+    if fragment_ids is None:
+        return snap.manifest.fragments
+    if isinstance(fragment_ids, (str, bytes)) or not isinstance(fragment_ids, (list, tuple)):
+        raise TypeError(f"fragment_ids must be a list of ints, got {type(fragment_ids).__name__}")
+    wanted = []
+    for i in fragment_ids:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"fragment_ids must hold ints, got {type(i).__name__}")
+        wanted.append(int(i))
+    known = {f.id for f in snap.manifest.fragments}
+    for i in wanted:
+        if i not in known:
+            raise ValueError(
+                f"Invalid user input: Unknown fragment id {i} in fragment filter; not part of "
+                "the current dataset version"
+            )
+    return [f for f in snap.manifest.fragments if f.id in set(wanted)]
 
 
 def _raw_entries(snap: Snapshot, uuids: set[str]) -> Sequence[bytes]:

@@ -1,7 +1,7 @@
 """``Dataset.list_indices``: the indices of a version as pylance 14 lists them (layer L5).
 
-lance-semantic builds no index; this reports the ones pylance built, read from the
-manifest's index section (manifest/index_metadata.py).
+The entries are read from the manifest's index section (manifest/index_metadata.py), for
+the indices pylance built and ours alike.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ class IndexInformation(TypedDict):
     """One index segment (pylance's ``lance.dataset.IndexInformation``): its ``name``,
     ``type`` (``BTree``, ``IVF_PQ``, ...), ``uuid``, the field paths it covers, the
     dataset ``version`` it was built at, the ``fragment_ids`` it covers and its
-    ``base_id``. lance-semantic builds no index; pylance does.
+    ``base_id``.
 
     >>> import lance, pyarrow as pa, lance_semantic as ls
     >>> _ = ls.write_dataset(pa.table({"id": [1, 2, 3]}), "t.lance")

@@ -161,10 +161,11 @@ class LanceStats:
         }
 
     def index_stats(self, index_name: str) -> dict[str, Any]:
-        """Not supported yet: index statistics come from the index files themselves.
+        """Not here: index statistics come from the index files (``Dataset.stats`` reads
+        them, dataset/indices/describe.py).
 
         >>> import pyarrow as pa, lance_semantic as ls
-        >>> ls.write_dataset(pa.table({"id": [1]}), "t.lance").stats.index_stats("id_idx")
+        >>> LanceStats(ls.write_dataset(pa.table({"id": [1]}), "t.lance")).index_stats("id_idx")
         Traceback (most recent call last):
         ...
         lance_semantic.errors.NotSupportedYetError: not supported yet by lance-semantic: \

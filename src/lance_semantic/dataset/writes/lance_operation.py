@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from ...manifest import UpdateMap
 from ...schema import TableSchema
+from ..core import Index
 from .fragment_metadata import FragmentMetadata, as_fragment_list
 
 __all__ = ["LanceOperation", "AnyOperation"]
@@ -282,6 +283,34 @@ class LanceOperation:
     UpdateMap = UpdateMap
 
     @dataclass(frozen=True, slots=True)
+    class CreateIndex:
+        """Index segments added and removed (pylance's ``LanceOperation.CreateIndex``):
+        ``new_indices`` / ``removed_indices`` hold :class:`ls.Index` objects, from
+        ``create_index_uncommitted`` or ``describe``-d entries, or pylance's
+        ``lance.dataset.Index``. ``drop_index`` and ``optimize_indices`` commit this.
+
+        >>> import numpy as np, pyarrow as pa, lance_semantic as ls
+        >>> x = np.random.default_rng(0).standard_normal((600, 8)).astype(np.float32)
+        >>> vec = pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)
+        >>> ds = ls.write_dataset(pa.table({"vec": vec}), "t.lance")
+        >>> index = ds.create_index_uncommitted("vec", "IVF_FLAT", num_partitions=2,
+        ...                                     fragment_ids=[0])
+        >>> op = ls.LanceOperation.CreateIndex(new_indices=[index], removed_indices=[])
+        >>> [i["name"] for i in ls.Dataset.commit("t.lance", op, read_version=1).list_indices()]
+        ['vec_idx']
+        """
+
+        new_indices: Sequence[Index]
+        removed_indices: Sequence[Index]
+
+        def __post_init__(self) -> None:
+            for name in ("new_indices", "removed_indices"):
+                value = getattr(self, name)
+                if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                    raise TypeError(f"{name} must be a list of Index, got {type(value).__name__}")
+                _set(self, name, tuple(value))
+
+    @dataclass(frozen=True, slots=True)
     class UpdateConfig:
         """Config, table metadata, schema metadata and field metadata (keyed by field id)
         changes, each an :class:`UpdateMap` or None.
@@ -322,4 +351,5 @@ AnyOperation: TypeAlias = (
     | LanceOperation.Restore
     | LanceOperation.Rewrite
     | LanceOperation.UpdateConfig
+    | LanceOperation.CreateIndex
 )

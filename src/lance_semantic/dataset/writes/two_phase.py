@@ -64,6 +64,7 @@ from ...write import (
 )
 from ..core import arguments as args
 from .fragment_metadata import FragmentMetadata, plain
+from .index_commit import create_index_operation
 from .lance_operation import AnyOperation, LanceOperation
 from .write_dataset import write_request
 
@@ -248,6 +249,7 @@ _OPERATIONS = (
     LanceOperation.Restore,
     LanceOperation.Rewrite,
     LanceOperation.UpdateConfig,
+    LanceOperation.CreateIndex,
 )
 
 
@@ -345,6 +347,8 @@ def _operation(op: AnyOperation, base: Manifest, store: ObjectStore) -> model.Op
             schema_metadata_updates=op.schema_metadata_updates,
             field_metadata_updates=dict(op.field_metadata_updates or {}),
         )
+    if isinstance(op, LanceOperation.CreateIndex):
+        return create_index_operation(op.new_indices, op.removed_indices, base)
     raise TypeError(f"cannot commit {type(op).__name__}")
 
 
