@@ -33,7 +33,7 @@ from .core import arguments as args
 from .core import scan_request
 from .fragment import LanceFragment
 from .handle import Handle
-from .scanner import TABLE_BATCH, Scanner, make_scanner
+from .scanner import TABLE_BATCH, Scanner, make_scanner, row_address_indices
 
 __all__ = ["Reads"]
 
@@ -144,7 +144,11 @@ class Reads(Handle):
         )
         if request.batch_size is None and default_batch is not None:
             request = replace(request, batch_size=default_batch)
-        return plan, run_scan(self._store, self.semantic_schema, frags, plan, request)
+        indices = row_address_indices(self._snapshot())
+        stream = run_scan(
+            self._store, self.semantic_schema, frags, plan, request, index_section=indices
+        )
+        return plan, stream
 
     def to_table(
         self,

@@ -1,0 +1,164 @@
+"""Filters answered through pylance's scalar indices (layer L4).
+
+:func:`scalar_choice` asks the BTREE / BITMAP / LABEL_LIST indices of a filter's columns
+(``scalar.select_rows``) which rows of the scanned fragments may match, and keeps the
+answer when it is selective: at most :data:`SELECTIVE` of the covered fragments' rows
+(above that, taking the rows one by one costs more than scanning the filter's columns).
+:func:`indexed_batches` then reads, fragment by fragment in table order, only the selected
+rows of a covered fragment (a take of their physical offsets, deleted rows dropped first)
+and scans the others as before; the whole filter is evaluated again on the rows taken, so
+the rows and their order are those of an unindexed scan. A count (no columns, no row
+addresses) over a *complete* selection (every part of the filter answered exactly) reads no
+rows at all.
+
+``use_scalar_index=False`` (the scanner's option) forces the scan. Tables with stable row
+ids are not answered here (their indices hold row ids, not addresses: the caller passes no
+index section).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..manifest import Fragment, index_entries
+from ..query import SqlExpression
+from ..scalar import RowSelection, open_scalar_index, select_rows
+from ..scalar.planner import ScalarIndex
+from ..schema import TableSchema
+from ..storage import ObjectStore
+from .fragment_reader import empty_rows
+from .readers import Readers
+from .readers import readers as kept_readers
+from .scan_plan import ScanPlan
+
+__all__ = ["SELECTIVE", "ScalarChoice", "indexed_batches", "scalar_choice"]
+
+#: the index is used when it selects at most this share of the covered fragments' rows
+SELECTIVE = 0.1
+#: selected rows taken per read
+_TAKE_ROWS = 1 << 16
+
+
+@dataclass(frozen=True)
+class ScalarChoice:
+    """How a filtered scan reads through the scalar indices (what ``explain`` shows):
+    ``indices`` answered, ``selection`` per covered fragment, ``complete`` when the
+    selection is exactly the filter's rows, ``selected`` / ``covered`` row counts."""
+
+    selection: RowSelection
+    complete: bool
+    indices: tuple[str, ...]
+    selected: int
+    covered: int
+
+
+def scalar_choice(
+    store: ObjectStore,
+    table: TableSchema,
+    fragments: Sequence[Fragment],
+    plan: ScanPlan,
+    index_section: bytes | None,
+    *,
+    use_scalar_index: bool | None = None,
+    selective: float = SELECTIVE,
+) -> ScalarChoice | None:
+    """The scalar index reading of the plan's filter over ``fragments``, or None to scan
+    (no SQL filter, no usable index of its columns, ``use_scalar_index=False``, or a
+    selection larger than ``selective`` of the covered rows)."""
+    predicate = plan.predicate
+    if use_scalar_index is False or predicate is None or not index_section:
+        return None
+    if not isinstance(predicate.expr, str) or not fragments:
+        return None
+    by_column = _indices_of(store, table, predicate.columns, index_section)
+    if not by_column:
+        return None
+    physical = {f.id: f.physical_rows for f in fragments}
+    names = [n for n in predicate.columns if n in plan.read_schema.names]
+    schema = pa.schema([plan.read_schema.field(n) for n in names])
+    expr = SqlExpression(predicate.expr, is_filter=True).parsed(schema)
+    found = select_rows(expr, by_column, physical)
+    if found is None:
+        return None
+    selection = found.selection
+    covered = sum(physical[f] for f in selection.rows)
+    selected = selection.selected()
+    if not covered or selected > selective * covered:
+        return None
+    return ScalarChoice(selection, found.complete, selection.indices, selected, covered)
+
+
+def _indices_of(
+    store: ObjectStore, table: TableSchema, columns: Sequence[str], section: bytes
+) -> dict[str, list[ScalarIndex]]:
+    """The readable scalar indices of the top-level ``columns``, by column name."""
+    ids = {}
+    for name in columns:
+        if name in table.names:
+            ids[table.field(name).id] = name
+    out: dict[str, list[ScalarIndex]] = {}
+    for entry in index_entries(section):
+        if len(entry.fields) != 1 or entry.fields[0] not in ids:
+            continue
+        reader = open_scalar_index(store, entry)
+        if reader is not None:
+            out.setdefault(ids[entry.fields[0]], []).append(reader)
+    return out
+
+
+def indexed_batches(
+    choice: ScalarChoice,
+    fragments: Sequence[Fragment],
+    scan: Callable[[Sequence[Fragment]], Iterator[pa.RecordBatch]],
+    shape: Readers,
+    plan: ScanPlan,
+    batch_size: int,
+    *,
+    rows_only: bool,
+) -> Iterator[pa.RecordBatch]:
+    """The filter's rows of ``fragments`` in table order: the selected rows of a covered
+    fragment taken (through ``shape``'s readers, every read field), the others from
+    ``scan`` (the unindexed filtered stream of a run of fragments). ``rows_only``: only the
+    number of rows is wanted (batches without columns)."""
+    predicate = plan.predicate
+    assert predicate is not None
+    rows = choice.selection.rows
+    run: list[Fragment] = []
+    for frag in fragments:
+        if frag.id not in rows:
+            run.append(frag)
+            continue
+        if run:
+            yield from scan(run)
+            run = []
+        reader = shape.reader(frag)
+        offsets = choice.selection.offsets(frag.id)
+        offsets = offsets[offsets < frag.physical_rows]
+        deleted = reader.deleted()
+        if deleted is not None and len(deleted) and len(offsets):
+            offsets = offsets[~np.isin(offsets, deleted.astype(np.int64))]
+        if rows_only and choice.complete:  # the count, from the indices alone
+            for at in range(0, len(offsets), batch_size):
+                yield empty_rows(min(batch_size, len(offsets) - at))
+            continue
+        for at in range(0, len(offsets), _TAKE_ROWS):
+            for batch in reader.take(offsets[at : at + _TAKE_ROWS]):
+                got = batch.filter(pc.fill_null(predicate.mask(batch), False))
+                if rows_only:
+                    got = empty_rows(got.num_rows)
+                for start in range(0, got.num_rows, batch_size):
+                    yield got.slice(start, batch_size)
+    if run:
+        yield from scan(run)
+
+
+def taken_shape(
+    store: ObjectStore, table: TableSchema, plan: ScanPlan, row_addresses: bool
+) -> Readers:
+    """The readers of the rows a covered fragment's selection takes: every read field."""
+    return kept_readers(store, table, plan.top_fields, plan.read_schema, row_addresses)

@@ -1,0 +1,219 @@
+"""pylance's BTREE scalar index, read (layer L3).
+
+Files (measured on pylance 14, see ``docs/format/index-formats.md``): ``page_lookup.lance``
+holds one row per page (``min``, ``max``, ``null_count``, ``page_idx``; ``batch_size`` rows
+per page in its schema metadata, 4096); ``page_data.lance`` holds every indexed row's value
+(``values``, sorted, nulls first) and its row address (``ids``), page *i* being rows
+``[i * batch_size, (i + 1) * batch_size)``. A page holding nulls has a null ``min``; a
+page of nulls only a null ``max`` too. A value may span pages (duplicates at a boundary).
+
+The lookup is read once per index; a query reads only the pages whose ``[min, max]``
+meets it (one ``read_range`` per run of consecutive pages, kept in a bounded cache).
+Floating-point answers are supersets (never exact): bounds are taken inclusive and NaN
+rows always come back, as the engine orders ``-0.0`` below ``0.0`` and NaN above
+everything, where Arrow's comparison kernels used here do not.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyroaring import BitMap
+
+from ..errors import CorruptTableError
+from ..storage import ObjectStore
+from .files import IndexFile
+from .rowsets import RowSelection, from_addresses, whole_fragment
+
+__all__ = ["BTreeIndex", "PAGES_KEPT"]
+
+#: BTREE pages kept per index (4096 rows each)
+PAGES_KEPT = 256
+
+
+class BTreeIndex:
+    """A BTREE index of one column over ``fragments`` (its fragment bitmap)."""
+
+    kind = "BTREE"
+
+    def __init__(self, store: ObjectStore, base: str, name: str, fragments: frozenset[int]) -> None:
+        self.name, self.fragments = name, fragments
+        self._lookup_file = IndexFile(store, f"{base}/page_lookup.lance")
+        self._data = IndexFile(store, f"{base}/page_data.lance", ["values", "ids"])
+        self._lookup: pa.Table | None = None
+        self._page_rows = 4096
+        self._pages: OrderedDict[int, pa.Table] = OrderedDict()
+        self._lock = threading.Lock()
+        #: pages read from ``page_data`` so far (what tests and explain look at)
+        self.pages_read = 0
+
+    # ---- the parts ----------------------------------------------------------------------
+    def lookup(self) -> pa.Table:
+        """The page lookup (read once)."""
+        if self._lookup is None:
+            meta = self._lookup_file.schema_metadata()
+            table = self._lookup_file.read_all()
+            try:
+                self._page_rows = int(meta.get(b"batch_size", b"4096"))
+                table.column("min"), table.column("max"), table.column("null_count")
+            except (KeyError, ValueError) as e:
+                raise CorruptTableError(self._lookup_file.rel, f"unexpected layout: {e}") from e
+            self._lookup = table.sort_by("page_idx") if table.num_rows > 1 else table
+        return self._lookup
+
+    @property
+    def value_type(self) -> pa.DataType:
+        return self.lookup().schema.field("min").type
+
+    def _read_pages(self, pages: np.ndarray) -> pa.Table:
+        """The rows of ``pages`` (sorted page numbers), cached pages reused."""
+        lookup = self.lookup()
+        page_ids = lookup.column("page_idx").to_numpy()
+        parts: list[pa.Table] = []
+        missing = [int(p) for p in pages if int(page_ids[p]) not in self._pages]
+        runs: list[list[int]] = []
+        for p in missing:
+            if runs and runs[-1][-1] == p - 1:
+                runs[-1].append(p)
+            else:
+                runs.append([p])
+        for run in runs:
+            first, last = int(page_ids[run[0]]), int(page_ids[run[-1]])
+            start = first * self._page_rows
+            got = self._data.read_range(start, (last - first + 1) * self._page_rows)
+            with self._lock:
+                self.pages_read += len(run)
+                for i, p in enumerate(run):
+                    page = got.slice(i * self._page_rows, self._page_rows)
+                    self._pages[int(page_ids[p])] = page
+                    while len(self._pages) > PAGES_KEPT:
+                        self._pages.popitem(last=False)
+        with self._lock:
+            for p in pages:
+                key = int(page_ids[p])
+                page = self._pages.get(key)
+                if page is None:  # (evicted meanwhile by another query: read again)
+                    page = self._data.read_range(key * self._page_rows, self._page_rows)
+                else:
+                    self._pages.move_to_end(key)
+                parts.append(page)
+        if not parts:
+            return self._data.read_range(0, 0)
+        return pa.concat_tables(parts)
+
+    # ---- queries ------------------------------------------------------------------------
+    def _floating(self) -> bool:
+        return pa.types.is_floating(self.value_type)
+
+    def _cast(self, value: pa.Scalar) -> pa.Scalar | None:
+        """``value`` in the index's value type, or None when it does not hold it exactly."""
+        t = self.value_type
+        try:
+            got = value.cast(t)
+            if got.cast(value.type) != value and not self._floating():
+                return None
+            return got
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None
+
+    def in_values(
+        self, values: Sequence[pa.Scalar], physical: Mapping[int, int]
+    ) -> RowSelection | None:
+        """Rows whose value is one of ``values`` (``=``, ``IN``)."""
+        cast = [self._cast(v) for v in values]
+        if any(c is None for c in cast):
+            return None
+        lookup = self.lookup()
+        mins, maxs = lookup.column("min"), lookup.column("max")
+        hit = np.zeros(lookup.num_rows, dtype=bool)
+        for v in cast:
+            meets = pc.and_(
+                pc.fill_null(pc.less_equal(mins, v), True),
+                pc.fill_null(pc.greater_equal(maxs, v), False),
+            )
+            hit |= meets.to_numpy(zero_copy_only=False)
+        if self._floating():
+            hit |= self._nan_pages()
+        pages = np.flatnonzero(hit)
+        value_set = pa.array([c.as_py() for c in cast], self.value_type)  # type: ignore[union-attr]
+        floating = self._floating()
+
+        def keep(values: pa.ChunkedArray) -> pa.ChunkedArray:
+            found = pc.is_in(values, value_set=value_set)
+            return pc.or_(found, pc.is_nan(values)) if floating else found
+
+        return self._answer_with(pages, keep, not floating, physical)
+
+    def between(
+        self,
+        low: pa.Scalar | None,
+        low_in: bool,
+        high: pa.Scalar | None,
+        high_in: bool,
+        physical: Mapping[int, int],
+    ) -> RowSelection | None:
+        """Rows whose value is within the bounds (None: unbounded; ``*_in``: inclusive)."""
+        lo = None if low is None else self._cast(low)
+        hi = None if high is None else self._cast(high)
+        if (low is not None and lo is None) or (high is not None and hi is None):
+            return None
+        floating = self._floating()
+        if floating:
+            low_in = high_in = True
+        lookup = self.lookup()
+        mins, maxs = lookup.column("min"), lookup.column("max")
+        hit = pc.is_valid(maxs)
+        if hi is not None:
+            hit = pc.and_(hit, pc.fill_null(pc.less_equal(mins, hi), True))
+        if lo is not None:
+            hit = pc.and_(hit, pc.fill_null(pc.greater_equal(maxs, lo), False))
+        flags = hit.to_numpy(zero_copy_only=False)
+        if floating:
+            flags |= self._nan_pages()
+
+        def keep(values: pa.ChunkedArray) -> pa.ChunkedArray:
+            mask = pc.is_valid(values)
+            if lo is not None:
+                mask = pc.and_(mask, (pc.greater_equal if low_in else pc.greater)(values, lo))
+            if hi is not None:
+                mask = pc.and_(mask, (pc.less_equal if high_in else pc.less)(values, hi))
+            return pc.or_(mask, pc.is_nan(values)) if floating else mask
+
+        return self._answer_with(np.flatnonzero(flags), keep, not floating, physical)
+
+    def is_null(self, physical: Mapping[int, int]) -> RowSelection:
+        """Rows whose value is null."""
+        counts = self.lookup().column("null_count").to_numpy()
+        return self._answer_with(np.flatnonzero(counts > 0), pc.is_null, True, physical)
+
+    def is_not_null(self, physical: Mapping[int, int]) -> RowSelection:
+        """Rows whose value is not null: every other row of the covered fragments."""
+        nulls = self.is_null(physical)
+        rows = {f: whole_fragment(physical[f]) - b for f, b in nulls.rows.items()}
+        return RowSelection(rows, True, (self.name,))
+
+    def _nan_pages(self) -> np.ndarray:
+        maxs = self.lookup().column("max")
+        return pc.fill_null(pc.is_nan(maxs), False).to_numpy(zero_copy_only=False)
+
+    def _answer_with(
+        self,
+        pages: np.ndarray,
+        keep: Callable[[pa.ChunkedArray], pa.ChunkedArray],
+        exact: bool,
+        physical: Mapping[int, int],
+    ) -> RowSelection:
+        """The rows of ``pages`` whose values ``keep`` accepts, in the covered fragments
+        among those scanned (``physical``)."""
+        covered = self.fragments & physical.keys()
+        if not len(pages):
+            return RowSelection({f: BitMap() for f in covered}, exact, (self.name,))
+        rows = self._read_pages(pages)
+        mask = keep(rows.column("values"))
+        ids = rows.column("ids").filter(pc.fill_null(mask, False)).to_numpy()
+        return RowSelection(from_addresses(ids, frozenset(covered)), exact, (self.name,))
