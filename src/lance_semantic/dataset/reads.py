@@ -425,6 +425,7 @@ its value; pylance refuses it too: use a literal of the column's type
         output_encodings: Mapping[str, str] | None = None,
         fragments: Sequence[LanceFragment] | None = None,
         nearest: Mapping[str, Any] | None = None,
+        use_scalar_index: bool | None = None,
         **options: Any,
     ) -> Scanner:
         """A :class:`~lance_semantic.Scanner` of this version: ``to_table()``,
@@ -437,6 +438,10 @@ its value; pylance refuses it too: use a literal of the column's type
         default; other names are a ``TypeError``. ``columns``, ``filter``, ``limit``,
         ``offset``, ``batch_size`` and ``output_encodings`` are those of :meth:`to_table`;
         ``fragments`` restricts the scan to some fragments.
+
+        A ``filter`` is answered through the table's BTREE / BITMAP / LABEL_LIST indices
+        (pylance's) where they select few rows: only those rows are read, and the result is
+        the same rows in the same order as a scan; ``use_scalar_index=False`` always scans.
 
         ``nearest`` is pylance's vector search dictionary (``column``, ``q``, ``k`` = 10,
         ``metric`` = ``"l2"`` | ``"cosine"`` | ``"dot"`` | ``"hamming"``, ``nprobes``,
@@ -492,6 +497,7 @@ its value; pylance refuses it too: use a literal of the column's type
             output_encodings=output_encodings,
             fragments=fragments,
             nearest=nearest,
+            use_scalar_index=use_scalar_index,
             **options,
         )
 
