@@ -1,14 +1,14 @@
 """Filters through pylance's BTREE / BITMAP / LABEL_LIST indices (issue 31 item 1).
 
-pylance builds the indices on a legacy table of four fragments (int, float, date columns
-under BTREE; a string and a small int column under BITMAP; a list of strings under
-LABEL_LIST; nulls in each, NaN in the float); then it appends a fragment (not indexed) and
-deletes rows in every fragment. For a generated set of filters (=, IN, ranges, BETWEEN,
-IS [NOT] NULL, array_has_any / array_has_all, with AND / OR / NOT, mixed with an unindexed
-column), our rows through the indices (``to_table``, ``to_batches``, ``count_rows``,
-``LanceFragment`` reads) equal our unindexed scan (order included) and pylance's rows; and
-the filters an index can answer selectively are answered by it (the scanner's
-``_scalar_choice`` names the index), with fewer rows read.
+pylance builds the indices on a legacy table of four fragments (int, float, date and
+string columns under BTREE; a string and a small int column under BITMAP; a list of
+strings under LABEL_LIST; nulls in each, NaN in the float); then it appends a fragment
+(not indexed) and deletes rows in every fragment. For a generated set of filters (=, IN,
+ranges, BETWEEN, IS [NOT] NULL, array_has_any / array_has_all, with AND / OR / NOT, mixed
+with an unindexed column), our rows through the indices (``to_table``, ``to_batches``,
+``count_rows``, ``LanceFragment`` reads) equal our unindexed scan (order included) and
+pylance's rows; and the filters an index can answer selectively are answered by it (the
+scanner's ``_scalar_choice`` names the index), with fewer rows read.
 """
 
 from __future__ import annotations
@@ -59,12 +59,14 @@ def _table(lo: int, hi: int) -> pa.Table:
                 pa.list_(pa.string()),
             ),
             "u": pa.array(rng.integers(0, 100, n), pa.int64()),
+            "name": pa.array([f"n{x:05d}" for x in rng.integers(0, 9_000, n)], mask=ids % 67 == 0),
         }
     )
 
 
 INDICES = {"i": "BTREE", "f": "BTREE", "d": "BTREE", "s": "BITMAP", "c": "BITMAP"}
 INDICES["lab"] = "LABEL_LIST"
+INDICES["name"] = "BTREE"
 
 #: (filter, the indices that must answer it; empty: the planner may scan)
 FILTERS: list[tuple[str, tuple[str, ...]]] = [
@@ -112,6 +114,11 @@ FILTERS: list[tuple[str, tuple[str, ...]]] = [
     ("lab IS NULL", ("lab_idx",)),
     ("lab IS NULL AND i > 500", ("lab_idx",)),
     ("u < 2", ()),
+    ("name = 'n00042'", ("name_idx",)),
+    ("name IN ('n00001', 'n08000', 'zz')", ("name_idx",)),
+    ("name BETWEEN 'n01000' AND 'n01100'", ("name_idx",)),
+    ("name < 'n00100' OR name IS NULL", ("name_idx",)),
+    ("name > 'n08950' AND NOT (name = 'n08990')", ("name_idx",)),
 ]
 _NAMES = [f for f, _ in FILTERS]
 

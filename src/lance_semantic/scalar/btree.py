@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +37,38 @@ __all__ = ["BTreeIndex", "PAGES_KEPT"]
 PAGES_KEPT = 256
 
 
+@dataclass(frozen=True)
+class _Bounds:
+    """A lookup's page bounds as numbers (nulls filled), and where they are null."""
+
+    mins: np.ndarray
+    maxs: np.ndarray
+    min_null: np.ndarray
+    max_valid: np.ndarray
+
+
+def _as_numbers(arr: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """``arr`` as a numpy array of numbers that order as its values do (nulls as 0), or
+    None for a type that is not a number, date or time."""
+    t = arr.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        target = t
+    elif pa.types.is_date32(t) or pa.types.is_time32(t):
+        target = pa.int32()
+    elif pa.types.is_date64(t) or pa.types.is_timestamp(t) or pa.types.is_time64(t):
+        target = pa.int64()
+    elif pa.types.is_duration(t):
+        target = pa.int64()
+    else:
+        return None
+    if pa.types.is_float16(t):
+        return None
+    got = arr.cast(target) if target != t else arr
+    if isinstance(got, pa.ChunkedArray):
+        got = got.combine_chunks()
+    return np.asarray(got.fill_null(pa.scalar(0, target)).to_numpy(zero_copy_only=False))
+
+
 class BTreeIndex:
     """A BTREE index of one column over ``fragments`` (its fragment bitmap)."""
 
@@ -46,6 +79,7 @@ class BTreeIndex:
         self._lookup_file = IndexFile(store, f"{base}/page_lookup.lance")
         self._data = IndexFile(store, f"{base}/page_data.lance", ["values", "ids"])
         self._lookup: pa.Table | None = None
+        self._bounds: _Bounds | bool | None = None  # (False: not numbers)
         self._page_rows = 4096
         self._pages: OrderedDict[int, pa.Table] = OrderedDict()
         self._lock = threading.Lock()
@@ -106,6 +140,113 @@ class BTreeIndex:
             return self._data.read_range(0, 0)
         return pa.concat_tables(parts)
 
+    # ---- numbers: the lookup and pages as numpy, searched with searchsorted -------------
+    def _numbers(self) -> _Bounds | None:
+        """The lookup's bounds as numbers (None for values that are not numbers: strings,
+        decimals, booleans); made once."""
+        if self._bounds is None:
+            lookup = self.lookup()
+            mins, maxs = _as_numbers(lookup.column("min")), _as_numbers(lookup.column("max"))
+            if mins is None or maxs is None:
+                self._bounds = False
+            else:
+                self._bounds = _Bounds(
+                    mins,
+                    maxs,
+                    pc.is_null(lookup.column("min")).to_numpy(zero_copy_only=False),
+                    pc.is_valid(lookup.column("max")).to_numpy(zero_copy_only=False),
+                )
+        return self._bounds if isinstance(self._bounds, _Bounds) else None
+
+    def _sorted_rows(self, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The pages' non-null, non-NaN values as numbers (sorted), their row addresses,
+        and the addresses of their NaN rows; None when the values are not sorted."""
+        rows = self._read_pages(pages)
+        values = rows.column("values")
+        numbers = _as_numbers(values)
+        assert numbers is not None
+        ids = rows.column("ids").to_numpy()
+        keep = pc.is_valid(values).to_numpy(zero_copy_only=False)
+        nan = np.zeros(len(numbers), dtype=bool)
+        if numbers.dtype.kind == "f":
+            nan = np.isnan(numbers) & keep
+            keep &= ~nan
+        got = numbers[keep]
+        if len(got) > 1 and not bool(np.all(got[1:] >= got[:-1])):
+            return None
+        return got, ids[keep], ids[nan]
+
+    def _numeric_in(
+        self, cast: list[pa.Scalar], physical: Mapping[int, int]
+    ) -> RowSelection | None:
+        bounds = self._numbers()
+        q = _as_numbers(pa.array([c.as_py() for c in cast], self.value_type))
+        if bounds is None or q is None:
+            return None
+        q = np.unique(q)
+        lo = np.searchsorted(q, bounds.mins, "left")
+        lo[bounds.min_null] = 0
+        hi = np.searchsorted(q, bounds.maxs, "right")
+        hit = (hi > lo) & bounds.max_valid
+        floating = q.dtype.kind == "f"
+        if floating:
+            hit |= self._nan_pages()
+        pages = np.flatnonzero(hit)
+        if not len(pages):
+            return self._selection(np.empty(0, np.uint64), not floating, physical)
+        found = self._sorted_rows(pages)
+        if found is None:
+            return None
+        values, ids, nan = found
+        left = np.searchsorted(values, q, "left")
+        right = np.searchsorted(values, q, "right")
+        parts = [ids[a:b] for a, b in zip(left.tolist(), right.tolist(), strict=True) if b > a]
+        return self._selection(np.concatenate([*parts, nan]), not floating, physical)
+
+    def _numeric_between(
+        self,
+        lo: pa.Scalar | None,
+        low_in: bool,
+        hi: pa.Scalar | None,
+        high_in: bool,
+        physical: Mapping[int, int],
+    ) -> RowSelection | None:
+        bounds = self._numbers()
+        if bounds is None:
+            return None
+        ends = [
+            None if v is None else _as_numbers(pa.array([v.as_py()], self.value_type))
+            for v in (lo, hi)
+        ]
+        if any(e is None for e, v in zip(ends, (lo, hi), strict=True) if v is not None):
+            return None
+        low = None if ends[0] is None else ends[0][0]
+        high = None if ends[1] is None else ends[1][0]
+        hit = bounds.max_valid.copy()
+        if high is not None:
+            hit &= bounds.min_null | (bounds.mins <= high)
+        if low is not None:
+            hit &= bounds.maxs >= low
+        floating = bounds.mins.dtype.kind == "f"
+        if floating:
+            hit |= self._nan_pages()
+        pages = np.flatnonzero(hit)
+        if not len(pages):
+            return self._selection(np.empty(0, np.uint64), not floating, physical)
+        found = self._sorted_rows(pages)
+        if found is None:
+            return None
+        values, ids, nan = found
+        a = 0 if low is None else int(np.searchsorted(values, low, "left" if low_in else "right"))
+        b = len(values)
+        if high is not None:
+            b = int(np.searchsorted(values, high, "right" if high_in else "left"))
+        return self._selection(np.concatenate([ids[a : max(a, b)], nan]), not floating, physical)
+
+    def _selection(self, ids: np.ndarray, exact: bool, physical: Mapping[int, int]) -> RowSelection:
+        covered = frozenset(self.fragments & physical.keys())
+        return RowSelection(from_addresses(ids, covered), exact, (self.name,))
+
     # ---- queries ------------------------------------------------------------------------
     def _floating(self) -> bool:
         return pa.types.is_floating(self.value_type)
@@ -128,6 +269,10 @@ class BTreeIndex:
         cast = [self._cast(v) for v in values]
         if any(c is None for c in cast):
             return None
+        if self._numbers() is not None:
+            fast = self._numeric_in(cast, physical)
+            if fast is not None:
+                return fast
         lookup = self.lookup()
         mins, maxs = lookup.column("min"), lookup.column("max")
         hit = np.zeros(lookup.num_rows, dtype=bool)
@@ -165,6 +310,10 @@ class BTreeIndex:
         floating = self._floating()
         if floating:
             low_in = high_in = True
+        if self._numbers() is not None:
+            fast = self._numeric_between(lo, low_in, hi, high_in, physical)
+            if fast is not None:
+                return fast
         lookup = self.lookup()
         mins, maxs = lookup.column("min"), lookup.column("max")
         hit = pc.is_valid(maxs)
