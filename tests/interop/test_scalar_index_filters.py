@@ -215,6 +215,21 @@ def test_the_index_reads_few_rows_and_counts_read_none(uri: str) -> None:
     assert unselective is None  # most rows: scanned
 
 
+@pytest.mark.parametrize("filter", ["c < 15", "s <> 's3'", "lab IS NOT NULL", "i > 100"])
+def test_counts_of_complete_selections_come_from_the_indices(uri: str, filter: str) -> None:
+    """However many rows match: a count over an exactly answered filter reads no rows."""
+    ds = ls.dataset(uri)
+    assert ds.scanner(filter=filter)._scalar_choice() is None  # rows: too many to take
+    choice = ds.scanner(filter=filter)._scalar_choice(count_only=True)
+    if filter == "s <> 's3'":  # a complement keeps the null rows: not exact
+        assert choice is None
+    else:
+        assert choice is not None and choice.complete
+    assert ds.count_rows(filter) == lance.dataset(uri).count_rows(filter)
+    assert ds.scanner(filter=filter).count_rows() == ds.count_rows(filter)
+    assert ds.count_rows(filter) == ds.scanner(filter=filter, use_scalar_index=False).count_rows()
+
+
 def _opened(ds: ls.Dataset, column: str) -> list[object]:
     from lance_semantic.manifest import index_entries
     from lance_semantic.scalar import open_scalar_index

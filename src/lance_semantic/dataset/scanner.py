@@ -359,9 +359,10 @@ Scanner.from_batches; write the batches to a dataset first
             index_section=row_address_indices(self._snap),
         )
 
-    def _scalar_choice(self) -> ScalarChoice | None:
+    def _scalar_choice(self, *, count_only: bool = False) -> ScalarChoice | None:
         """How the filter is answered through the scalar indices (None: scanned): the
-        indices used and the rows they select (what an explain would show)."""
+        indices used and the rows they select (what an explain would show); of a count
+        with ``count_only``."""
         return scalar_choice(
             self._snap.store,
             self._snap.semantic_schema,
@@ -369,6 +370,7 @@ Scanner.from_batches; write the batches to a dataset first
             self._plan,
             row_address_indices(self._snap),
             use_scalar_index=self._request.use_scalar_index,
+            count_only=count_only,
         )
 
 

@@ -18,7 +18,7 @@ index section).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +32,7 @@ from ..scalar.planner import ScalarIndex
 from ..schema import TableSchema
 from ..storage import ObjectStore
 from .fragment_reader import empty_rows
+from .prefetch import WORKERS, ordered
 from .readers import Readers
 from .readers import readers as kept_readers
 from .scan_plan import ScanPlan
@@ -66,10 +67,13 @@ def scalar_choice(
     *,
     use_scalar_index: bool | None = None,
     selective: float = SELECTIVE,
+    count_only: bool = False,
 ) -> ScalarChoice | None:
     """The scalar index reading of the plan's filter over ``fragments``, or None to scan
     (no SQL filter, no usable index of its columns, ``use_scalar_index=False``, or a
-    selection larger than ``selective`` of the covered rows)."""
+    selection larger than ``selective`` of the covered rows). ``count_only``: only the
+    number of rows is wanted; a complete selection is then used however large (the count
+    needs no rows)."""
     predicate = plan.predicate
     if use_scalar_index is False or predicate is None or not index_section:
         return None
@@ -88,7 +92,7 @@ def scalar_choice(
     selection = found.selection
     covered = sum(physical[f] for f in selection.rows)
     selected = selection.selected()
-    if not covered or selected > selective * covered:
+    if not covered or (selected > selective * covered and not (count_only and found.complete)):
         return None
     return ScalarChoice(selection, found.complete, selection.indices, selected, covered)
 
@@ -128,14 +132,9 @@ def indexed_batches(
     predicate = plan.predicate
     assert predicate is not None
     rows = choice.selection.rows
-    run: list[Fragment] = []
-    for frag in fragments:
-        if frag.id not in rows:
-            run.append(frag)
-            continue
-        if run:
-            yield from scan(run)
-            run = []
+
+    def taken(frag: Fragment) -> list[pa.RecordBatch]:
+        """The filter's rows among the selected rows of covered fragment ``frag``."""
         reader = shape.reader(frag)
         offsets = choice.selection.offsets(frag.id)
         offsets = offsets[offsets < frag.physical_rows]
@@ -143,18 +142,34 @@ def indexed_batches(
         if deleted is not None and len(deleted) and len(offsets):
             offsets = offsets[~np.isin(offsets, deleted.astype(np.int64))]
         if rows_only and choice.complete:  # the count, from the indices alone
-            for at in range(0, len(offsets), batch_size):
-                yield empty_rows(min(batch_size, len(offsets) - at))
-            continue
+            return [
+                empty_rows(min(batch_size, len(offsets) - at))
+                for at in range(0, len(offsets), batch_size)
+            ]
+        out: list[pa.RecordBatch] = []
         for at in range(0, len(offsets), _TAKE_ROWS):
             for batch in reader.take(offsets[at : at + _TAKE_ROWS]):
                 got = batch.filter(pc.fill_null(predicate.mask(batch), False))
                 if rows_only:
                     got = empty_rows(got.num_rows)
-                for start in range(0, got.num_rows, batch_size):
-                    yield got.slice(start, batch_size)
-    if run:
-        yield from scan(run)
+                out.extend(got.slice(s, batch_size) for s in range(0, got.num_rows, batch_size))
+        return out
+
+    def tasks() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
+        run: list[Fragment] = []
+        for frag in fragments:
+            if frag.id not in rows:
+                run.append(frag)
+                continue
+            if run:  # (the scan of a run streams as the consumer reads it)
+                yield lambda run=run: scan(run)  # type: ignore[misc]
+                run = []
+            yield lambda frag=frag: taken(frag)  # type: ignore[misc]
+        if run:
+            yield lambda run=run: scan(run)  # type: ignore[misc]
+
+    for batches in ordered(tasks(), ahead=WORKERS):  # covered fragments taken in parallel
+        yield from batches
 
 
 def taken_shape(

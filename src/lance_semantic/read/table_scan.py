@@ -390,6 +390,7 @@ def run_scan(
             plan,
             index_section,
             use_scalar_index=request.use_scalar_index,
+            count_only=rows_only,
         )
         if choice is None:
             found = scan(fragments)
