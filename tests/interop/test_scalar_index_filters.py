@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lance_semantic as ls
+from lance_semantic.read import indexed_filter
 from lance_semantic.scalar import clear_kept_indices
 
 pytestmark = pytest.mark.interop
@@ -136,6 +137,12 @@ def uri(tmp_path_factory: pytest.TempPathFactory) -> str:
     return path
 
 
+@pytest.fixture
+def every_selection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Selections of any size are read through the indices (not only selective ones)."""
+    monkeypatch.setattr(indexed_filter, "SELECTIVE", 1.0)
+
+
 def _canon(t: pa.Table) -> pa.Table:
     """``t`` with its NaNs as -1 (NaN never equals NaN in ``Table.equals``)."""
     if "f" in t.column_names:
@@ -153,6 +160,7 @@ def _by_id(t: pa.Table) -> pa.Table:
 
 
 @pytest.mark.parametrize(("filter", "used"), FILTERS, ids=_NAMES)
+@pytest.mark.usefixtures("every_selection")
 def test_rows_equal_an_unindexed_scan_and_pylance(
     uri: str, filter: str, used: tuple[str, ...]
 ) -> None:
@@ -176,6 +184,7 @@ def test_rows_equal_an_unindexed_scan_and_pylance(
 @pytest.mark.parametrize(
     "filter", ["i = 17", "s = 's7' AND u > 10", "array_has_all(lab, ['l1', 'l2', 'l3'])"]
 )
+@pytest.mark.usefixtures("every_selection")
 def test_columns_windows_row_addresses_and_fragments(uri: str, filter: str) -> None:
     ds, theirs = ls.dataset(uri), lance.dataset(uri)
     kw = {"columns": ["u", "id"], "with_row_address": True}
@@ -213,6 +222,8 @@ def test_the_index_reads_few_rows_and_counts_read_none(uri: str) -> None:
     assert ds.count_rows("i = 17") == sum(frag_rows)
     unselective = ds.scanner(filter="i > 10")._scalar_choice()
     assert unselective is None  # most rows: scanned
+    assert ds.scanner(filter="i < 20")._scalar_choice() is None  # 2% of the rows: scanned
+    assert ds.scanner(filter="i < 5")._scalar_choice() is not None  # 0.5%: through it
 
 
 @pytest.mark.parametrize("filter", ["c < 15", "s <> 's3'", "lab IS NOT NULL", "i > 100"])
@@ -243,6 +254,7 @@ def _opened(ds: ls.Dataset, column: str) -> list[object]:
     ]
 
 
+@pytest.mark.usefixtures("every_selection")
 def test_fragments_outside_the_index_are_scanned(uri: str) -> None:
     """A fragment outside the index's bitmap is scanned: its rows come back."""
     ds = ls.dataset(uri)

@@ -39,8 +39,11 @@ from .scan_plan import ScanPlan
 
 __all__ = ["SELECTIVE", "ScalarChoice", "indexed_batches", "scalar_choice"]
 
-#: the index is used when it selects at most this share of the covered fragments' rows
-SELECTIVE = 0.1
+#: the index is used when it selects at most this share of the covered fragments' rows.
+#: Measured on 1M rows in 4 fragments (int64, float64, 16-char string columns; rows spread
+#: at random): taking the rows costs as much as scanning at 1-3% of the rows (every column
+#: or one), so the index is used up to 2%
+SELECTIVE = 0.02
 #: selected rows taken per read
 _TAKE_ROWS = 1 << 16
 
@@ -66,12 +69,13 @@ def scalar_choice(
     index_section: bytes | None,
     *,
     use_scalar_index: bool | None = None,
-    selective: float = SELECTIVE,
+    selective: float | None = None,
     count_only: bool = False,
 ) -> ScalarChoice | None:
     """The scalar index reading of the plan's filter over ``fragments``, or None to scan
     (no SQL filter, no usable index of its columns, ``use_scalar_index=False``, or a
-    selection larger than ``selective`` of the covered rows). ``count_only``: only the
+    selection larger than ``selective`` (default :data:`SELECTIVE`) of the covered rows).
+    ``count_only``: only the
     number of rows is wanted; a complete selection is then used however large (the count
     needs no rows)."""
     predicate = plan.predicate
@@ -89,6 +93,8 @@ def scalar_choice(
     found = select_rows(expr, by_column, physical)
     if found is None:
         return None
+    if selective is None:
+        selective = SELECTIVE
     selection = found.selection
     covered = sum(physical[f] for f in selection.rows)
     selected = selection.selected()
