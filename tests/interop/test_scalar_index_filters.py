@@ -145,9 +145,10 @@ def every_selection(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _canon(t: pa.Table) -> pa.Table:
     """``t`` with its NaNs as -1 (NaN never equals NaN in ``Table.equals``)."""
-    if "f" in t.column_names:
-        f = t["f"]
-        t = t.set_column(t.column_names.index("f"), "f", pc.if_else(pc.is_nan(f), -1.0, f))
+    for i, field in enumerate(t.schema):
+        if pa.types.is_floating(field.type):
+            col = t.column(i)
+            t = t.set_column(i, field.name, pc.if_else(pc.is_nan(col), -1.0, col))
     return t.combine_chunks()
 
 
@@ -262,3 +263,49 @@ def test_fragments_outside_the_index_are_scanned(uri: str) -> None:
     every = ds.to_table(filter="i < 20")
     assert ds.scanner(filter="i < 20")._scalar_choice() is not None
     assert new.num_rows and _same(new, every.filter(pc.field("id") >= 12000))
+
+
+@pytest.fixture(scope="module")
+def edges(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Floats the engine orders by IEEE total order (-0.0 < 0.0, NaN above everything)
+    under a BTREE and a BITMAP, and a fragment of one value only."""
+    path = str(Path(tmp_path_factory.mktemp("edges")) / "t.lance")
+    special = [np.nan, 1.0, -0.0, 0.0, None, np.inf, -np.inf, 2.5]
+    table = pa.table(
+        {
+            "id": pa.array(np.arange(6_000), pa.int64()),
+            "f": pa.array(special * 750, pa.float64()),
+            "g": pa.array(special * 750, pa.float64()),
+            "c": pa.array([1] * 3_000 + [1, 2] * 1_500, pa.int32()),
+        }
+    )
+    lance.write_dataset(table, path, max_rows_per_file=3_000)
+    ds = lance.dataset(path)
+    ds.create_scalar_index("f", "BTREE")
+    ds.create_scalar_index("g", "BITMAP")
+    ds.create_scalar_index("c", "BITMAP")
+    return path
+
+
+@pytest.mark.parametrize("column", ["f", "g"])
+@pytest.mark.parametrize(
+    "op", ["= 0.0", "= -0.0", "< 0.0", "<= -0.0", "> 1.0", ">= 2.5", "< 'Infinity'", "<> 1.0"]
+)
+@pytest.mark.usefixtures("every_selection")
+def test_float_edges_equal_the_scan(edges: str, column: str, op: str) -> None:
+    filter = f"{column} {op}" if "Infinity" not in op else f"{column} < CAST('Infinity' AS DOUBLE)"
+    ds = ls.dataset(edges)
+    ours = ds.to_table(filter=filter)
+    assert _same(ours, ds.to_table(filter=filter, use_scalar_index=False)), filter
+    assert _same(_by_id(ours), _by_id(lance.dataset(edges).to_table(filter=filter))), filter
+    assert ds.count_rows(filter) == lance.dataset(edges).count_rows(filter)
+    choice = ds.scanner(filter=filter)._scalar_choice()
+    assert choice is not None or "<>" in op, filter
+
+
+@pytest.mark.usefixtures("every_selection")
+def test_a_fragment_of_one_value(edges: str) -> None:
+    ds = ls.dataset(edges)
+    for filter in ("c = 1", "c = 2", "c IN (1, 2)", "c IS NULL"):
+        assert ds.count_rows(filter) == lance.dataset(edges).count_rows(filter)
+        assert _same(ds.to_table(filter=filter), ds.to_table(filter=filter, use_scalar_index=False))

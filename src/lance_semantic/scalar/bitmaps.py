@@ -147,9 +147,15 @@ class BitmapIndex:
         cast = [self._cast(v) for v in values]
         if any(c is None for c in cast):
             return None
-        value_set = pa.array([c.as_py() for c in cast], self.value_type)  # type: ignore[union-attr]
-        hit = pc.fill_null(pc.is_in(self.keys(), value_set=value_set), False)
-        flags = hit.to_numpy(zero_copy_only=False) | self._nan_keys()
+        keys = self.keys()
+        if self._floating():  # compared, not hashed: -0.0 and 0.0 are distinct keys, one value
+            flags = self._nan_keys()
+            for c in cast:
+                flags |= pc.fill_null(pc.equal(keys, c), False).to_numpy(zero_copy_only=False)
+        else:
+            value_set = pa.array([c.as_py() for c in cast], self.value_type)  # type: ignore[union-attr]
+            hit = pc.fill_null(pc.is_in(keys, value_set=value_set), False)
+            flags = hit.to_numpy(zero_copy_only=False)
         return self._union(np.flatnonzero(flags), physical, not self._floating())
 
     def between(
