@@ -14,6 +14,7 @@ scanner's ``_scalar_choice`` names the index), with fewer rows read.
 from __future__ import annotations
 
 import datetime
+import shutil
 from pathlib import Path
 
 import lance
@@ -309,3 +310,22 @@ def test_a_fragment_of_one_value(edges: str) -> None:
     for filter in ("c = 1", "c = 2", "c IN (1, 2)", "c IS NULL"):
         assert ds.count_rows(filter) == lance.dataset(edges).count_rows(filter)
         assert _same(ds.to_table(filter=filter), ds.to_table(filter=filter, use_scalar_index=False))
+
+
+@pytest.mark.parametrize(
+    "where", ["i = 17", "s = 's7' AND c < 9 AND u < 50", "i IN (3, 4) OR i IS NULL"]
+)
+def test_deletes_through_the_index_equal_pylances(uri: str, tmp_path: Path, where: str) -> None:
+    """A delete finds its rows through the index (when selective) and deletes what
+    pylance's delete deletes on a copy."""
+    ours_uri, theirs_uri = str(tmp_path / "ours.lance"), str(tmp_path / "theirs.lance")
+    shutil.copytree(uri, ours_uri)
+    shutil.copytree(uri, theirs_uri)
+    ds = ls.dataset(ours_uri)
+    assert ds.scanner(filter=where)._scalar_choice() is not None
+    ds.delete(where)
+    lance.dataset(theirs_uri).delete(where)
+    ours = ls.dataset(ours_uri).to_table(use_scalar_index=False)
+    assert _same(ours, lance.dataset(theirs_uri).to_table())
+    assert ls.dataset(ours_uri).count_rows(where) == 0
+    assert lance.dataset(ours_uri).count_rows(where) == 0  # (pylance reads our delete)
