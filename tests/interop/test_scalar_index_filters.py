@@ -329,3 +329,18 @@ def test_deletes_through_the_index_equal_pylances(uri: str, tmp_path: Path, wher
     assert _same(ours, lance.dataset(theirs_uri).to_table())
     assert ls.dataset(ours_uri).count_rows(where) == 0
     assert lance.dataset(ours_uri).count_rows(where) == 0  # (pylance reads our delete)
+
+
+def test_tables_with_stable_row_ids_scan(tmp_path: Path) -> None:
+    """Their indices hold row ids, not addresses: not read yet, the filter scans."""
+    path = str(tmp_path / "stable.lance")
+    lance.write_dataset(_table(0, 4_000), path, max_rows_per_file=2_000, enable_stable_row_ids=True)
+    lance.dataset(path).create_scalar_index("i", "BTREE")
+    lance.dataset(path).delete("id % 7 = 1")
+    ds = ls.dataset(path)
+    assert ds.scanner(filter="i = 17")._scalar_choice() is None
+    for filter in ("i = 17", "i < 3 OR i IS NULL"):
+        assert _same(
+            _by_id(ds.to_table(filter=filter)), _by_id(lance.dataset(path).to_table(filter=filter))
+        )
+        assert ds.count_rows(filter) == lance.dataset(path).count_rows(filter)

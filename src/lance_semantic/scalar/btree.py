@@ -31,10 +31,11 @@ from ..storage import ObjectStore
 from .files import IndexFile
 from .rowsets import RowSelection, from_addresses, whole_fragment
 
-__all__ = ["BTreeIndex", "PAGES_KEPT"]
+__all__ = ["BTreeIndex", "PAGE_BYTES_KEPT"]
 
-#: BTREE pages kept per index (4096 rows each)
-PAGES_KEPT = 256
+#: bytes of BTREE pages kept per index (an int64 page of 4096 rows is 64 KiB: 512 pages,
+#: every page of a 2M-row index)
+PAGE_BYTES_KEPT = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class BTreeIndex:
         self._bounds: _Bounds | bool | None = None  # (False: not numbers)
         self._page_rows = 4096
         self._pages: OrderedDict[int, pa.Table] = OrderedDict()
+        self._page_bytes = 0
         self._lock = threading.Lock()
         #: pages read from ``page_data`` so far (what tests and explain look at)
         self.pages_read = 0
@@ -111,8 +113,8 @@ class BTreeIndex:
         parts: list[pa.Table] = []
         missing = [int(p) for p in pages if int(page_ids[p]) not in self._pages]
         runs: list[list[int]] = []
-        for p in missing:
-            if runs and runs[-1][-1] == p - 1:
+        for p in missing:  # runs of consecutive pages: one read each
+            if runs and page_ids[runs[-1][-1]] == page_ids[p] - 1:
                 runs[-1].append(p)
             else:
                 runs.append([p])
@@ -123,10 +125,11 @@ class BTreeIndex:
             with self._lock:
                 self.pages_read += len(run)
                 for i, p in enumerate(run):
-                    page = got.slice(i * self._page_rows, self._page_rows)
+                    page = got.slice(i * self._page_rows, self._page_rows).combine_chunks()
                     self._pages[int(page_ids[p])] = page
-                    while len(self._pages) > PAGES_KEPT:
-                        self._pages.popitem(last=False)
+                    self._page_bytes += page.nbytes
+                    while self._page_bytes > PAGE_BYTES_KEPT and len(self._pages) > 1:
+                        self._page_bytes -= self._pages.popitem(last=False)[1].nbytes
         with self._lock:
             for p in pages:
                 key = int(page_ids[p])

@@ -22,7 +22,7 @@ from ..storage import ObjectStore, first_line, is_read_error, open_reader
 __all__ = ["IndexFile", "Kept", "KEPT_INDICES"]
 
 #: opened indices kept (their lookups and decoded parts), over every table
-KEPT_INDICES = 64
+KEPT_INDICES = 16
 
 T = TypeVar("T")
 
