@@ -1,9 +1,9 @@
 """Filters through pylance's BTREE / BITMAP / LABEL_LIST indices (issue 31 item 1).
 
-pylance builds the indices on a legacy table of four fragments (int, float, date and
-string columns under BTREE; a string and a small int column under BITMAP; a list of
-strings under LABEL_LIST; nulls in each, NaN in the float); then it appends a fragment
-(not indexed) and deletes rows in every fragment. For a generated set of filters (=, IN,
+pylance builds the indices on a legacy table of four fragments (int, float, date,
+timestamp and string columns under BTREE; a string and a small int column under BITMAP;
+a list of strings under LABEL_LIST; nulls in each, NaN in the float); then it appends a
+fragment (not indexed) and deletes rows in every fragment. For a generated set of filters (=, IN,
 ranges, BETWEEN, IS [NOT] NULL, array_has_any / array_has_all, with AND / OR / NOT, mixed
 with an unindexed column), our rows through the indices (``to_table``, ``to_batches``,
 ``count_rows``, ``LanceFragment`` reads) equal our unindexed scan (order included) and
@@ -61,6 +61,11 @@ def _table(lo: int, hi: int) -> pa.Table:
                 pa.list_(pa.string()),
             ),
             "u": pa.array(rng.integers(0, 100, n), pa.int64()),
+            "ts": pa.array(
+                [datetime.datetime(2021, 1, 1) + datetime.timedelta(minutes=int(x)) for x in days],
+                pa.timestamp("us"),
+                mask=ids % 79 == 4,
+            ),
             "name": pa.array([f"n{x:05d}" for x in rng.integers(0, 9_000, n)], mask=ids % 67 == 0),
         }
     )
@@ -69,6 +74,7 @@ def _table(lo: int, hi: int) -> pa.Table:
 INDICES = {"i": "BTREE", "f": "BTREE", "d": "BTREE", "s": "BITMAP", "c": "BITMAP"}
 INDICES["lab"] = "LABEL_LIST"
 INDICES["name"] = "BTREE"
+INDICES["ts"] = "BTREE"
 
 #: (filter, the indices that must answer it; empty: the planner may scan)
 FILTERS: list[tuple[str, tuple[str, ...]]] = [
@@ -116,6 +122,9 @@ FILTERS: list[tuple[str, tuple[str, ...]]] = [
     ("lab IS NULL", ("lab_idx",)),
     ("lab IS NULL AND i > 500", ("lab_idx",)),
     ("u < 2", ()),
+    ("ts = timestamp '2021-01-01 00:07:00'", ("ts_idx",)),
+    ("ts BETWEEN timestamp '2021-01-01 01:00:00' AND timestamp '2021-01-01 01:30:00'", ("ts_idx",)),
+    ("ts < timestamp '2021-01-01 00:03:00.5'", ("ts_idx",)),
     ("name = 'n00042'", ("name_idx",)),
     ("name IN ('n00001', 'n08000', 'zz')", ("name_idx",)),
     ("name BETWEEN 'n01000' AND 'n01100'", ("name_idx",)),

@@ -11,7 +11,7 @@ from .bitmaps import BitmapIndex, LabelListIndex, decode_row_id_tree_map
 from .btree import BTreeIndex
 from .indices import SCALAR_DETAILS, clear_kept_indices, open_scalar_index
 from .planner import ScalarIndex, Selected, select_rows
-from .rowsets import RowSelection, from_addresses, whole_fragment
+from .rowsets import RowSelection, from_addresses, key_value, whole_fragment
 
 __all__ = [
     # scalar index reads and the filter selection planner (i31/scalar-read)
@@ -25,6 +25,7 @@ __all__ = [
     "clear_kept_indices",
     "decode_row_id_tree_map",
     "from_addresses",
+    "key_value",
     "open_scalar_index",
     "select_rows",
     "whole_fragment",

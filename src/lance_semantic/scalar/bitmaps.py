@@ -25,7 +25,7 @@ from pyroaring import BitMap
 from ..errors import CorruptTableError
 from ..storage import ObjectStore
 from .files import IndexFile
-from .rowsets import RowSelection, whole_fragment
+from .rowsets import RowSelection, key_value, whole_fragment
 
 __all__ = ["BitmapIndex", "LabelListIndex", "decode_row_id_tree_map"]
 
@@ -99,13 +99,7 @@ class BitmapIndex:
         return self.keys().type
 
     def _cast(self, value: pa.Scalar) -> pa.Scalar | None:
-        try:
-            got = value.cast(self.value_type)
-            if not pa.types.is_floating(self.value_type) and got.cast(value.type) != value:
-                return None
-            return got
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            return None
+        return key_value(value, self.value_type)
 
     def _trees(self, rows: np.ndarray) -> list[TreeMap]:
         """The decoded bitmaps of key rows ``rows``."""

@@ -29,7 +29,7 @@ from pyroaring import BitMap
 from ..errors import CorruptTableError
 from ..storage import ObjectStore
 from .files import IndexFile
-from .rowsets import RowSelection, from_addresses, whole_fragment
+from .rowsets import RowSelection, from_addresses, key_value, whole_fragment
 
 __all__ = ["BTreeIndex", "PAGE_BYTES_KEPT"]
 
@@ -256,14 +256,7 @@ class BTreeIndex:
 
     def _cast(self, value: pa.Scalar) -> pa.Scalar | None:
         """``value`` in the index's value type, or None when it does not hold it exactly."""
-        t = self.value_type
-        try:
-            got = value.cast(t)
-            if got.cast(value.type) != value and not self._floating():
-                return None
-            return got
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            return None
+        return key_value(value, self.value_type)
 
     def in_values(
         self, values: Sequence[pa.Scalar], physical: Mapping[int, int]

@@ -26,9 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
 from pyroaring import BitMap
 
-__all__ = ["RowSelection", "from_addresses", "whole_fragment"]
+__all__ = ["RowSelection", "from_addresses", "key_value", "whole_fragment"]
 
 
 @dataclass(frozen=True)
@@ -106,3 +107,33 @@ def from_addresses(addresses: np.ndarray, fragments: frozenset[int]) -> dict[int
         if fid in out:
             out[fid] = BitMap(part_o)
     return out
+
+
+def key_value(value: pa.Scalar, key_type: pa.DataType) -> pa.Scalar | None:
+    """A filter's literal in an index's key type, or None when it does not hold it exactly
+    (the index then does not answer). A string meeting a date or a timestamp without a time
+    zone is parsed (``date '2020-01-31'`` reaches the planner as a cast of its text).
+
+    >>> key_value(pa.scalar(5, pa.int32()), pa.int64())
+    <pyarrow.Int64Scalar: 5>
+    >>> key_value(pa.scalar(300), pa.int8()) is None, key_value(pa.scalar(2.5), pa.int64())
+    (True, None)
+    >>> key_value(pa.scalar("2020-01-31"), pa.date32())
+    <pyarrow.Date32Scalar: datetime.date(2020, 1, 31)>
+    """
+    try:
+        got = value.cast(key_type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    if pa.types.is_floating(key_type):
+        return got
+    if pa.types.is_string(value.type) or pa.types.is_large_string(value.type):
+        if pa.types.is_date(key_type):
+            return got
+        if pa.types.is_timestamp(key_type) and key_type.tz is None:
+            return got
+    try:
+        same = got.cast(value.type) == value
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    return got if same else None
