@@ -13,6 +13,10 @@ What is timed (``to_table`` of every column, a new key every round, on a handle 
 ``point``  ``k = v``
 ``in100``  ``k IN (100 values)``
 ``range``  ``k BETWEEN v AND v + 999`` (1,000 rows)
+``count``  ``count_rows("cat = 'c<v>'")`` over a BITMAP of 100 values (1% of the rows each)
+``wide``   ``k < 500000``: half the rows (ours scans: not selective)
+
+(``cat`` is a 100-value string column under a BITMAP.)
 
 Each round's three results are checked equal (rows sorted by ``id``). Medians in ms.
 """
@@ -48,10 +52,12 @@ def _write(uri: str, rows: int) -> None:
             "k": pa.array(keys, pa.int64()),
             "x": pa.array(rng.random(rows)),
             "s": pa.array([f"{v:016d}" for v in rng.integers(0, 10**15, rows)]),
+            "cat": pa.array([f"c{v}" for v in rng.integers(0, 100, rows)]),
         }
     )
     lance.write_dataset(table, uri, max_rows_per_file=-(-rows // 4))
     lance.dataset(uri).create_scalar_index("k", "BTREE")
+    lance.dataset(uri).create_scalar_index("cat", "BITMAP")
 
 
 def _filter(kind: str, rng: np.random.Generator, rows: int) -> str:
@@ -59,8 +65,29 @@ def _filter(kind: str, rng: np.random.Generator, rows: int) -> str:
         return f"k = {int(rng.integers(0, rows))}"
     if kind == "in100":
         return f"k IN ({', '.join(str(int(v)) for v in rng.integers(0, rows, 100))})"
+    if kind == "count":
+        return f"cat = 'c{int(rng.integers(0, 100))}'"
+    if kind == "wide":
+        return f"k < {rows // 2 + int(rng.integers(0, 1000))}"
     v = int(rng.integers(0, rows - 1000))
     return f"k BETWEEN {v} AND {v + 999}"
+
+
+def _call(ds: Any, kind: str, f: str, scan: bool = False) -> Any:
+    """One query: a count for ``count``, else the rows; ``scan``: ours without the index."""
+    if kind == "count":
+        return (
+            ds.scanner(filter=f, use_scalar_index=False).count_rows() if scan else ds.count_rows(f)
+        )
+    if scan:
+        return ds.to_table(filter=f, use_scalar_index=False)
+    return ds.to_table(filter=f)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, int):
+        return bool(a == b)
+    return bool(a.sort_by("id").equals(b.sort_by("id")))
 
 
 def _time(fn: Any, **kwargs: Any) -> tuple[float, Any]:
@@ -80,7 +107,7 @@ def main() -> None:
         theirs_ds, ours_ds = lance.dataset(uri), ls.dataset(uri)
         print(f"rows={opts.rows} repeat={opts.repeat} pylance={lance.__version__}")
         print(f"{'query':8} {'mode':5} {'pylance':>9} {'ours':>9} {'ratio':>6} {'scan':>9}")
-        for kind in ("point", "in100", "range"):
+        for kind in ("point", "in100", "range", "count", "wide"):
             for mode in ("warm", "cold"):
                 rng = np.random.default_rng(hash((kind, mode)) % 2**32)
                 got: dict[str, list[float]] = {"pylance": [], "ours": [], "scan": []}
@@ -93,20 +120,17 @@ def main() -> None:
                     results = {}
                     for who in order:
                         if who == "pylance":
-                            ms, results[who] = _time(theirs_ds.to_table, filter=f)
+                            ms, results[who] = _time(_call, ds=theirs_ds, kind=kind, f=f)
                         else:
-                            ms, results[who] = _time(ours_ds.to_table, filter=f)
+                            ms, results[who] = _time(_call, ds=ours_ds, kind=kind, f=f)
                         if r:
                             got[who].append(ms)
                     if mode == "warm" and r < 4:  # the unindexed scan: a few rounds
-                        ms, results["scan"] = _time(
-                            ours_ds.to_table, filter=f, use_scalar_index=False
-                        )
+                        ms, results["scan"] = _time(_call, ds=ours_ds, kind=kind, f=f, scan=True)
                         if r:
                             got["scan"].append(ms)
-                    base = results["pylance"].sort_by("id")
                     for who, t in results.items():
-                        if not t.sort_by("id").equals(base):
+                        if not _same(t, results["pylance"]):
                             raise SystemExit(f"{who} differs from pylance on {f[:60]}")
                 med = {w: statistics.median(v) if v else float("nan") for w, v in got.items()}
                 print(
