@@ -70,6 +70,21 @@ def _as_numbers(arr: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     return np.asarray(got.fill_null(pa.scalar(0, target)).to_numpy(zero_copy_only=False))
 
 
+def _page_numbers(page: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A page's non-null, non-NaN values as numbers, their row addresses, and the row
+    addresses of its NaN values."""
+    values = page.column("values")
+    numbers = _as_numbers(values)
+    assert numbers is not None
+    ids = page.column("ids").to_numpy()
+    keep = pc.is_valid(values).to_numpy(zero_copy_only=False)
+    nan = np.zeros(len(numbers), dtype=bool)
+    if numbers.dtype.kind == "f":
+        nan = np.isnan(numbers) & keep
+        keep &= ~nan
+    return numbers[keep], ids[keep], ids[nan]
+
+
 class BTreeIndex:
     """A BTREE index of one column over ``fragments`` (its fragment bitmap)."""
 
@@ -84,6 +99,8 @@ class BTreeIndex:
         self._page_rows = 4096
         self._pages: OrderedDict[int, pa.Table] = OrderedDict()
         self._page_bytes = 0
+        #: the kept pages as numbers (see ``_page_numbers``)
+        self._numeric: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
         #: pages read from ``page_data`` so far (what tests and explain look at)
         self.pages_read = 0
@@ -108,6 +125,13 @@ class BTreeIndex:
 
     def _read_pages(self, pages: np.ndarray) -> pa.Table:
         """The rows of ``pages`` (sorted page numbers), cached pages reused."""
+        parts = self._page_list(pages)
+        if not parts:
+            return self._data.read_range(0, 0)
+        return pa.concat_tables(parts)
+
+    def _page_list(self, pages: np.ndarray) -> list[pa.Table]:
+        """The rows of each of ``pages`` (sorted page numbers), cached pages reused."""
         lookup = self.lookup()
         page_ids = lookup.column("page_idx").to_numpy()
         parts: list[pa.Table] = []
@@ -129,7 +153,9 @@ class BTreeIndex:
                     self._pages[int(page_ids[p])] = page
                     self._page_bytes += page.nbytes
                     while self._page_bytes > PAGE_BYTES_KEPT and len(self._pages) > 1:
-                        self._page_bytes -= self._pages.popitem(last=False)[1].nbytes
+                        gone, table = self._pages.popitem(last=False)
+                        self._page_bytes -= table.nbytes
+                        self._numeric.pop(gone, None)
         with self._lock:
             for p in pages:
                 key = int(page_ids[p])
@@ -139,9 +165,7 @@ class BTreeIndex:
                 else:
                     self._pages.move_to_end(key)
                 parts.append(page)
-        if not parts:
-            return self._data.read_range(0, 0)
-        return pa.concat_tables(parts)
+        return parts
 
     # ---- numbers: the lookup and pages as numpy, searched with searchsorted -------------
     def _numbers(self) -> _Bounds | None:
@@ -163,21 +187,31 @@ class BTreeIndex:
 
     def _sorted_rows(self, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The pages' non-null, non-NaN values as numbers (sorted), their row addresses,
-        and the addresses of their NaN rows; None when the values are not sorted."""
-        rows = self._read_pages(pages)
-        values = rows.column("values")
-        numbers = _as_numbers(values)
-        assert numbers is not None
-        ids = rows.column("ids").to_numpy()
-        keep = pc.is_valid(values).to_numpy(zero_copy_only=False)
-        nan = np.zeros(len(numbers), dtype=bool)
-        if numbers.dtype.kind == "f":
-            nan = np.isnan(numbers) & keep
-            keep &= ~nan
-        got = numbers[keep]
-        if len(got) > 1 and not bool(np.all(got[1:] >= got[:-1])):
+        and the addresses of their NaN rows (worked out once per page kept); None when the
+        values are not sorted."""
+        page_ids = self.lookup().column("page_idx").to_numpy()
+        keys = [int(page_ids[p]) for p in pages]
+        with self._lock:
+            known = [self._numeric.get(k) for k in keys]
+        todo = [p for p, got in zip(pages.tolist(), known, strict=True) if got is None]
+        if todo:
+            made = iter([_page_numbers(t) for t in self._page_list(np.asarray(todo))])
+            with self._lock:
+                for i, got in enumerate(known):
+                    if got is None:
+                        known[i] = got = next(made)
+                        if keys[i] in self._pages:
+                            self._numeric[keys[i]] = got
+        parts = [k for k in known if k is not None]
+        if len(parts) == 1:
+            values, ids, nan = parts[0]
+        else:
+            values = np.concatenate([p[0] for p in parts])
+            ids = np.concatenate([p[1] for p in parts])
+            nan = np.concatenate([p[2] for p in parts])
+        if len(values) > 1 and not bool(np.all(values[1:] >= values[:-1])):
             return None
-        return got, ids[keep], ids[nan]
+        return values, ids, nan
 
     def _numeric_in(
         self, cast: list[pa.Scalar], physical: Mapping[int, int]
