@@ -170,7 +170,8 @@ def indexed_batches(
             if run:  # (the scan of a run streams as the consumer reads it)
                 yield lambda run=run: scan(run)  # type: ignore[misc]
                 run = []
-            yield lambda frag=frag: taken(frag)  # type: ignore[misc]
+            if len(rows[frag.id]):  # (nothing selected: nothing to read)
+                yield lambda frag=frag: taken(frag)  # type: ignore[misc]
         if run:
             yield lambda run=run: scan(run)  # type: ignore[misc]
 
