@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lance_semantic as ls
+from lance_semantic.errors import CorruptTableError
 from lance_semantic.read import indexed_filter
 from lance_semantic.scalar import clear_kept_indices
 
@@ -353,3 +354,18 @@ def test_tables_with_stable_row_ids_scan(tmp_path: Path) -> None:
             _by_id(ds.to_table(filter=filter)), _by_id(lance.dataset(path).to_table(filter=filter))
         )
         assert ds.count_rows(filter) == lance.dataset(path).count_rows(filter)
+
+
+def test_a_missing_index_file_is_named(uri: str, tmp_path: Path) -> None:
+    """A BTREE whose page file is gone: the filter through it names the file (the scan
+    without the index still reads)."""
+    copy = str(tmp_path / "copy.lance")
+    shutil.copytree(uri, copy)
+    ds = ls.dataset(copy)
+    (entry,) = [e for e in ds.list_indices() if e["name"] == "i_idx"]
+    page_data = Path(copy) / "_indices" / entry["uuid"] / "page_data.lance"
+    page_data.unlink()
+    clear_kept_indices()
+    with pytest.raises(CorruptTableError, match="page_data.lance"):
+        ds.to_table(filter="i = 17")
+    assert ds.to_table(filter="i = 17", use_scalar_index=False).num_rows

@@ -75,9 +75,9 @@ def scalar_choice(
     """The scalar index reading of the plan's filter over ``fragments``, or None to scan
     (no SQL filter, no usable index of its columns, ``use_scalar_index=False``, or a
     selection larger than ``selective`` (default :data:`SELECTIVE`) of the covered rows).
-    ``count_only``: only the
-    number of rows is wanted; a complete selection is then used however large (the count
-    needs no rows)."""
+    ``count_only``: only the number of rows is wanted; a complete selection is then used
+    however large (the count needs no rows). A damaged index file raises
+    :class:`~lance_semantic.errors.CorruptTableError` naming it."""
     predicate = plan.predicate
     if use_scalar_index is False or predicate is None or not index_section:
         return None
@@ -90,7 +90,10 @@ def scalar_choice(
     names = [n for n in predicate.columns if n in plan.read_schema.names]
     schema = pa.schema([plan.read_schema.field(n) for n in names])
     expr = SqlExpression(predicate.expr, is_filter=True).parsed(schema)
-    found = select_rows(expr, by_column, physical)
+    try:
+        found = select_rows(expr, by_column, physical)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None  # (a comparison Arrow's kernels cannot make: the scan answers)
     if found is None:
         return None
     if selective is None:
