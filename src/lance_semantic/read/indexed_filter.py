@@ -90,14 +90,16 @@ def scalar_choice(
     names = [n for n in predicate.columns if n in plan.read_schema.names]
     schema = pa.schema([plan.read_schema.field(n) for n in names])
     expr = SqlExpression(predicate.expr, is_filter=True).parsed(schema)
+    if selective is None:
+        selective = SELECTIVE
+    # (a BTREE comparison whose pages hold more rows than could be used is not looked up)
+    budget = int(selective * sum(physical.values()))
     try:
-        found = select_rows(expr, by_column, physical)
+        found = select_rows(expr, by_column, physical, budget=budget)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None  # (a comparison Arrow's kernels cannot make: the scan answers)
     if found is None:
         return None
-    if selective is None:
-        selective = SELECTIVE
     selection = found.selection
     covered = sum(physical[f] for f in selection.rows)
     selected = selection.selected()

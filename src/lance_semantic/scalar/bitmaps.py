@@ -135,9 +135,13 @@ class BitmapIndex:
         return pc.fill_null(pc.is_nan(self.keys()), False).to_numpy(zero_copy_only=False)
 
     def in_values(
-        self, values: Sequence[pa.Scalar], physical: Mapping[int, int]
+        self,
+        values: Sequence[pa.Scalar],
+        physical: Mapping[int, int],
+        *,
+        budget: int | None = None,
     ) -> RowSelection | None:
-        """Rows whose value is one of ``values``."""
+        """Rows whose value is one of ``values`` (``budget``: unused, bitmaps are small)."""
         cast = [self._cast(v) for v in values]
         if any(c is None for c in cast):
             return None
@@ -159,7 +163,10 @@ class BitmapIndex:
         high: pa.Scalar | None,
         high_in: bool,
         physical: Mapping[int, int],
+        *,
+        budget: int | None = None,
     ) -> RowSelection | None:
+        """Rows whose value is within the bounds (``budget``: unused, bitmaps are small)."""
         lo = None if low is None else self._cast(low)
         hi = None if high is None else self._cast(high)
         if (low is not None and lo is None) or (high is not None and hi is None):
@@ -229,7 +236,11 @@ class LabelListIndex(BitmapIndex):
         return out
 
     def in_values(
-        self, values: Sequence[pa.Scalar], physical: Mapping[int, int]
+        self,
+        values: Sequence[pa.Scalar],
+        physical: Mapping[int, int],
+        *,
+        budget: int | None = None,
     ) -> RowSelection | None:
         return None  # (a list column is not compared with scalars)
 

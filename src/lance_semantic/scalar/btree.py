@@ -38,6 +38,10 @@ __all__ = ["BTreeIndex", "PAGE_BYTES_KEPT"]
 PAGE_BYTES_KEPT = 32 << 20
 
 
+class _OverBudget(Exception):
+    """A query would read more pages than its budget of rows allows."""
+
+
 @dataclass(frozen=True)
 class _Bounds:
     """A lookup's page bounds as numbers (nulls filled), and where they are null."""
@@ -213,8 +217,14 @@ class BTreeIndex:
             return None
         return values, ids, nan
 
+    def _check_budget(self, pages: np.ndarray, budget: int | None) -> None:
+        """Raise :class:`_OverBudget` when ``pages`` hold more rows than ``budget`` could
+        select (the pages at both ends may hold few of them)."""
+        if budget is not None and (len(pages) - 2) * self._page_rows > budget:
+            raise _OverBudget
+
     def _numeric_in(
-        self, cast: list[pa.Scalar], physical: Mapping[int, int]
+        self, cast: list[pa.Scalar], physical: Mapping[int, int], budget: int | None
     ) -> RowSelection | None:
         bounds = self._numbers()
         q = _as_numbers(pa.array([c.as_py() for c in cast], self.value_type))
@@ -229,6 +239,7 @@ class BTreeIndex:
         if floating:
             hit |= self._nan_pages()
         pages = np.flatnonzero(hit)
+        self._check_budget(pages, budget)
         if not len(pages):
             return self._selection(np.empty(0, np.uint64), not floating, physical)
         found = self._sorted_rows(pages)
@@ -247,6 +258,7 @@ class BTreeIndex:
         hi: pa.Scalar | None,
         high_in: bool,
         physical: Mapping[int, int],
+        budget: int | None,
     ) -> RowSelection | None:
         bounds = self._numbers()
         if bounds is None:
@@ -268,6 +280,7 @@ class BTreeIndex:
         if floating:
             hit |= self._nan_pages()
         pages = np.flatnonzero(hit)
+        self._check_budget(pages, budget)
         if not len(pages):
             return self._selection(np.empty(0, np.uint64), not floating, physical)
         found = self._sorted_rows(pages)
@@ -293,14 +306,27 @@ class BTreeIndex:
         return key_value(value, self.value_type)
 
     def in_values(
-        self, values: Sequence[pa.Scalar], physical: Mapping[int, int]
+        self,
+        values: Sequence[pa.Scalar],
+        physical: Mapping[int, int],
+        *,
+        budget: int | None = None,
     ) -> RowSelection | None:
-        """Rows whose value is one of ``values`` (``=``, ``IN``)."""
+        """Rows whose value is one of ``values`` (``=``, ``IN``); None (not answered) when
+        the pages to read hold more than ``budget`` rows."""
+        try:
+            return self._in_values(values, physical, budget)
+        except _OverBudget:
+            return None
+
+    def _in_values(
+        self, values: Sequence[pa.Scalar], physical: Mapping[int, int], budget: int | None
+    ) -> RowSelection | None:
         cast = [self._cast(v) for v in values]
         if any(c is None for c in cast):
             return None
         if self._numbers() is not None:
-            fast = self._numeric_in(cast, physical)
+            fast = self._numeric_in(cast, physical, budget)
             if fast is not None:
                 return fast
         lookup = self.lookup()
@@ -315,6 +341,7 @@ class BTreeIndex:
         if self._floating():
             hit |= self._nan_pages()
         pages = np.flatnonzero(hit)
+        self._check_budget(pages, budget)
         value_set = pa.array([c.as_py() for c in cast], self.value_type)  # type: ignore[union-attr]
         floating = self._floating()
 
@@ -331,8 +358,25 @@ class BTreeIndex:
         high: pa.Scalar | None,
         high_in: bool,
         physical: Mapping[int, int],
+        *,
+        budget: int | None = None,
     ) -> RowSelection | None:
-        """Rows whose value is within the bounds (None: unbounded; ``*_in``: inclusive)."""
+        """Rows whose value is within the bounds (None: unbounded; ``*_in``: inclusive);
+        None (not answered) when the pages to read hold more than ``budget`` rows."""
+        try:
+            return self._between(low, low_in, high, high_in, physical, budget)
+        except _OverBudget:
+            return None
+
+    def _between(
+        self,
+        low: pa.Scalar | None,
+        low_in: bool,
+        high: pa.Scalar | None,
+        high_in: bool,
+        physical: Mapping[int, int],
+        budget: int | None,
+    ) -> RowSelection | None:
         lo = None if low is None else self._cast(low)
         hi = None if high is None else self._cast(high)
         if (low is not None and lo is None) or (high is not None and hi is None):
@@ -341,7 +385,7 @@ class BTreeIndex:
         if floating:
             low_in = high_in = True
         if self._numbers() is not None:
-            fast = self._numeric_between(lo, low_in, hi, high_in, physical)
+            fast = self._numeric_between(lo, low_in, hi, high_in, physical, budget)
             if fast is not None:
                 return fast
         lookup = self.lookup()
@@ -354,6 +398,7 @@ class BTreeIndex:
         flags = hit.to_numpy(zero_copy_only=False)
         if floating:
             flags |= self._nan_pages()
+        self._check_budget(np.flatnonzero(flags), budget)
 
         def keep(values: pa.ChunkedArray) -> pa.ChunkedArray:
             mask = pc.is_valid(values)

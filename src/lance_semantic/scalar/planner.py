@@ -37,7 +37,11 @@ class ScalarIndex(Protocol):
     fragments: frozenset[int]
 
     def in_values(
-        self, values: Sequence[pa.Scalar], physical: Mapping[int, int]
+        self,
+        values: Sequence[pa.Scalar],
+        physical: Mapping[int, int],
+        *,
+        budget: int | None = None,
     ) -> RowSelection | None: ...
 
     def between(
@@ -47,6 +51,8 @@ class ScalarIndex(Protocol):
         high: pa.Scalar | None,
         high_in: bool,
         physical: Mapping[int, int],
+        *,
+        budget: int | None = None,
     ) -> RowSelection | None: ...
 
     def is_null(self, physical: Mapping[int, int]) -> RowSelection: ...
@@ -67,12 +73,18 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!=", "<>":
 
 
 def select_rows(
-    expr: Any, indices: Mapping[str, Sequence[ScalarIndex]], physical: Mapping[int, int]
+    expr: Any,
+    indices: Mapping[str, Sequence[ScalarIndex]],
+    physical: Mapping[int, int],
+    *,
+    budget: int | None = None,
 ) -> Selected | None:
     """The rows the ``indices`` (by column name; several entries of one column cover
     disjoint fragments) select for filter ``expr`` over the scanned fragments
-    (``physical``: their physical row counts), or None when no part is answered."""
-    walker = _Walker(indices, physical)
+    (``physical``: their physical row counts), or None when no part is answered.
+    ``budget``: a BTREE comparison that would read pages of more rows than this is not
+    answered (a selection that large is not used: its pages are never read)."""
+    walker = _Walker(indices, physical, budget)
     parts = _conjuncts(expr)
     answered = [walker.answer(p) for p in parts]
     found = [a for a in answered if a is not None]
@@ -101,9 +113,12 @@ def _conjuncts(expr: Any) -> list[Any]:
 
 class _Walker:
     def __init__(
-        self, indices: Mapping[str, Sequence[ScalarIndex]], physical: Mapping[int, int]
+        self,
+        indices: Mapping[str, Sequence[ScalarIndex]],
+        physical: Mapping[int, int],
+        budget: int | None,
     ) -> None:
-        self.indices, self.physical = indices, physical
+        self.indices, self.physical, self.budget = indices, physical, budget
 
     def answer(self, e: Any) -> RowSelection | None:
         try:
@@ -159,17 +174,27 @@ class _Walker:
         if not literal.is_valid:  # compared with NULL: never true
             return self._none(column)
         if op in ("!=", "<>"):
-            return self._not(self._each(column, lambda ix: ix.in_values([literal], self.physical)))
+            return self._not(
+                self._each(
+                    column, lambda ix: ix.in_values([literal], self.physical, budget=self.budget)
+                )
+            )
         if op == "=":
-            return self._each(column, lambda ix: ix.in_values([literal], self.physical))
+            return self._each(
+                column, lambda ix: ix.in_values([literal], self.physical, budget=self.budget)
+            )
         low_in = op == ">="
         high_in = op == "<="
         if op in (">", ">="):
             return self._each(
-                column, lambda ix: ix.between(literal, low_in, None, False, self.physical)
+                column,
+                lambda ix: ix.between(
+                    literal, low_in, None, False, self.physical, budget=self.budget
+                ),
             )
         return self._each(
-            column, lambda ix: ix.between(None, False, literal, high_in, self.physical)
+            column,
+            lambda ix: ix.between(None, False, literal, high_in, self.physical, budget=self.budget),
         )
 
     def _not(self, inner: RowSelection | None) -> RowSelection | None:
@@ -185,7 +210,7 @@ class _Walker:
         valid = [lit for lit in literals if lit is not None and lit.is_valid]
         if not valid:
             return self._none(column)
-        return self._each(column, lambda ix: ix.in_values(valid, self.physical))
+        return self._each(column, lambda ix: ix.in_values(valid, self.physical, budget=self.budget))
 
     def _between(self, target: Any, low: Any, high: Any) -> RowSelection | None:
         column = self._column(target)
@@ -194,7 +219,9 @@ class _Walker:
             return None
         if not lo.is_valid or not hi.is_valid:
             return None
-        return self._each(column, lambda ix: ix.between(lo, True, hi, True, self.physical))
+        return self._each(
+            column, lambda ix: ix.between(lo, True, hi, True, self.physical, budget=self.budget)
+        )
 
     def _function(self, e: Any) -> RowSelection | None:
         try:
