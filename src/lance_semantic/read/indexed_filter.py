@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..manifest import Fragment, index_entries
-from ..query import SqlExpression
+from ..query import Predicate, SqlExpression
 from ..scalar import RowSelection, open_scalar_index, select_rows
 from ..scalar.planner import ScalarIndex
 from ..schema import TableSchema
@@ -143,45 +143,77 @@ def indexed_batches(
     predicate = plan.predicate
     assert predicate is not None
     rows = choice.selection.rows
+    counted = rows_only and choice.complete  # the count, from the indices alone
 
-    def taken(frag: Fragment) -> list[pa.RecordBatch]:
-        """The filter's rows among the selected rows of covered fragment ``frag``."""
+    def taken(frag: Fragment) -> tuple[bool, Iterable[pa.RecordBatch]]:
+        """The selected live rows of covered fragment ``frag`` (True: the filter is still
+        to be evaluated on them)."""
         reader = shape.reader(frag)
         offsets = choice.selection.offsets(frag.id)
         offsets = offsets[offsets < frag.physical_rows]
         deleted = reader.deleted()
         if deleted is not None and len(deleted) and len(offsets):
             offsets = offsets[~np.isin(offsets, deleted.astype(np.int64))]
-        if rows_only and choice.complete:  # the count, from the indices alone
-            return [
-                empty_rows(min(batch_size, len(offsets) - at))
-                for at in range(0, len(offsets), batch_size)
+        if counted:
+            sizes = [
+                min(batch_size, len(offsets) - at) for at in range(0, len(offsets), batch_size)
             ]
+            return False, [empty_rows(n) for n in sizes]
         out: list[pa.RecordBatch] = []
         for at in range(0, len(offsets), _TAKE_ROWS):
-            for batch in reader.take(offsets[at : at + _TAKE_ROWS]):
-                got = batch.filter(pc.fill_null(predicate.mask(batch), False))
-                if rows_only:
-                    got = empty_rows(got.num_rows)
-                out.extend(got.slice(s, batch_size) for s in range(0, got.num_rows, batch_size))
-        return out
+            out.extend(reader.take(offsets[at : at + _TAKE_ROWS]))
+        return True, out
 
-    def tasks() -> Iterator[Callable[[], Iterable[pa.RecordBatch]]]:
+    def tasks() -> Iterator[Callable[[], tuple[bool, Iterable[pa.RecordBatch]]]]:
         run: list[Fragment] = []
         for frag in fragments:
             if frag.id not in rows:
                 run.append(frag)
                 continue
             if run:  # (the scan of a run streams as the consumer reads it)
-                yield lambda run=run: scan(run)  # type: ignore[misc]
+                yield lambda run=run: (False, scan(run))  # type: ignore[misc]
                 run = []
             if len(rows[frag.id]):  # (nothing selected: nothing to read)
                 yield lambda frag=frag: taken(frag)  # type: ignore[misc]
         if run:
-            yield lambda run=run: scan(run)  # type: ignore[misc]
+            yield lambda run=run: (False, scan(run))  # type: ignore[misc]
 
-    for batches in ordered(tasks(), ahead=WORKERS):  # covered fragments taken in parallel
+    pending: list[pa.RecordBatch] = []  # rows taken, the filter not yet evaluated
+    for to_filter, batches in ordered(tasks(), ahead=WORKERS):  # takes run in parallel
+        if to_filter:
+            pending.extend(b for b in batches if b.num_rows)
+            continue
+        if pending:
+            yield from _filtered(pending, predicate, batch_size, rows_only)
+            pending = []
         yield from batches
+    if pending:
+        yield from _filtered(pending, predicate, batch_size, rows_only)
+
+
+def _filtered(
+    batches: list[pa.RecordBatch], predicate: Predicate, batch_size: int, rows_only: bool
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``batches`` (taken from consecutive fragments) that match ``predicate``,
+    evaluated once over all of them (one evaluation costs about the same for few rows as
+    for many), in batches of at most ``batch_size`` rows."""
+    names = [n for n in predicate.columns if n in batches[0].schema.names]
+    try:
+        keys = pa.concat_batches([b.select(names) for b in batches])
+        whole = pc.fill_null(predicate.mask(keys), False)
+        masks = []
+        at = 0
+        for b in batches:
+            masks.append(whole.slice(at, b.num_rows))
+            at += b.num_rows
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # (dictionaries that do not unify)
+        masks = [pc.fill_null(predicate.mask(b), False) for b in batches]
+    for b, mask in zip(batches, masks, strict=True):
+        got = b.filter(mask)
+        if rows_only:
+            got = empty_rows(got.num_rows)
+        for start in range(0, got.num_rows, batch_size):
+            yield got.slice(start, batch_size)
 
 
 def taken_shape(

@@ -74,9 +74,12 @@ def _as_numbers(arr: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     return np.asarray(got.fill_null(pa.scalar(0, target)).to_numpy(zero_copy_only=False))
 
 
-def _page_numbers(page: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A page's non-null, non-NaN values as numbers, their row addresses, and the row
-    addresses of its NaN values."""
+_Numbers = tuple[np.ndarray, np.ndarray, np.ndarray, bool]
+
+
+def _page_numbers(page: pa.Table) -> _Numbers:
+    """A page's non-null, non-NaN values as numbers, their row addresses, the row
+    addresses of its NaN values, and whether the values are sorted (as they should be)."""
     values = page.column("values")
     numbers = _as_numbers(values)
     assert numbers is not None
@@ -86,7 +89,9 @@ def _page_numbers(page: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if numbers.dtype.kind == "f":
         nan = np.isnan(numbers) & keep
         keep &= ~nan
-    return numbers[keep], ids[keep], ids[nan]
+    got = numbers[keep]
+    ordered = len(got) < 2 or bool(np.all(got[1:] >= got[:-1]))
+    return got, ids[keep], ids[nan], ordered
 
 
 class BTreeIndex:
@@ -104,7 +109,7 @@ class BTreeIndex:
         self._pages: OrderedDict[int, pa.Table] = OrderedDict()
         self._page_bytes = 0
         #: the kept pages as numbers (see ``_page_numbers``)
-        self._numeric: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._numeric: dict[int, _Numbers] = {}
         self._lock = threading.Lock()
         #: pages read from ``page_data`` so far (what tests and explain look at)
         self.pages_read = 0
@@ -189,10 +194,10 @@ class BTreeIndex:
                 )
         return self._bounds if isinstance(self._bounds, _Bounds) else None
 
-    def _sorted_rows(self, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The pages' non-null, non-NaN values as numbers (sorted), their row addresses,
-        and the addresses of their NaN rows (worked out once per page kept); None when the
-        values are not sorted."""
+    def _sorted_rows(self, pages: np.ndarray) -> list[_Numbers] | None:
+        """Each page's non-null, non-NaN values as numbers (sorted), their row addresses
+        and the addresses of its NaN rows (worked out once per page kept); None when a
+        page's values are not sorted."""
         page_ids = self.lookup().column("page_idx").to_numpy()
         keys = [int(page_ids[p]) for p in pages]
         with self._lock:
@@ -207,15 +212,7 @@ class BTreeIndex:
                         if keys[i] in self._pages:
                             self._numeric[keys[i]] = got
         parts = [k for k in known if k is not None]
-        if len(parts) == 1:
-            values, ids, nan = parts[0]
-        else:
-            values = np.concatenate([p[0] for p in parts])
-            ids = np.concatenate([p[1] for p in parts])
-            nan = np.concatenate([p[2] for p in parts])
-        if len(values) > 1 and not bool(np.all(values[1:] >= values[:-1])):
-            return None
-        return values, ids, nan
+        return parts if all(p[3] for p in parts) else None
 
     def _check_budget(self, pages: np.ndarray, budget: int | None) -> None:
         """Raise :class:`_OverBudget` when ``pages`` hold more rows than ``budget`` could
@@ -239,17 +236,18 @@ class BTreeIndex:
         if floating:
             hit |= self._nan_pages()
         pages = np.flatnonzero(hit)
-        self._check_budget(pages, budget)
         if not len(pages):
             return self._selection(np.empty(0, np.uint64), not floating, physical)
         found = self._sorted_rows(pages)
         if found is None:
             return None
-        values, ids, nan = found
-        left = np.searchsorted(values, q, "left")
-        right = np.searchsorted(values, q, "right")
-        parts = [ids[a:b] for a, b in zip(left.tolist(), right.tolist(), strict=True) if b > a]
-        return self._selection(np.concatenate([*parts, nan]), not floating, physical)
+        parts = []
+        for values, ids, nan, _ in found:  # each page searched for every value
+            left = np.searchsorted(values, q, "left")
+            right = np.searchsorted(values, q, "right")
+            parts += [ids[a:b] for a, b in zip(left.tolist(), right.tolist(), strict=True) if b > a]
+            parts.append(nan)
+        return self._selection(np.concatenate(parts), not floating, physical)
 
     def _numeric_between(
         self,
@@ -286,12 +284,18 @@ class BTreeIndex:
         found = self._sorted_rows(pages)
         if found is None:
             return None
-        values, ids, nan = found
-        a = 0 if low is None else int(np.searchsorted(values, low, "left" if low_in else "right"))
-        b = len(values)
-        if high is not None:
-            b = int(np.searchsorted(values, high, "right" if high_in else "left"))
-        return self._selection(np.concatenate([ids[a : max(a, b)], nan]), not floating, physical)
+        parts = []
+        for values, ids, nan, _ in found:
+            a = (
+                0
+                if low is None
+                else int(np.searchsorted(values, low, "left" if low_in else "right"))
+            )
+            b = len(values)
+            if high is not None:
+                b = int(np.searchsorted(values, high, "right" if high_in else "left"))
+            parts += [ids[a : max(a, b)], nan]
+        return self._selection(np.concatenate(parts), not floating, physical)
 
     def _selection(self, ids: np.ndarray, exact: bool, physical: Mapping[int, int]) -> RowSelection:
         covered = frozenset(self.fragments & physical.keys())
@@ -312,8 +316,9 @@ class BTreeIndex:
         *,
         budget: int | None = None,
     ) -> RowSelection | None:
-        """Rows whose value is one of ``values`` (``=``, ``IN``); None (not answered) when
-        the pages to read hold more than ``budget`` rows."""
+        """Rows whose value is one of ``values`` (``=``, ``IN``). ``budget`` is not
+        applied: pages of a value's neighbours say nothing of how many rows hold it (the
+        pages read are at most one or two per value)."""
         try:
             return self._in_values(values, physical, budget)
         except _OverBudget:
@@ -341,7 +346,6 @@ class BTreeIndex:
         if self._floating():
             hit |= self._nan_pages()
         pages = np.flatnonzero(hit)
-        self._check_budget(pages, budget)
         value_set = pa.array([c.as_py() for c in cast], self.value_type)  # type: ignore[union-attr]
         floating = self._floating()
 

@@ -121,6 +121,8 @@ def key_value(value: pa.Scalar, key_type: pa.DataType) -> pa.Scalar | None:
     >>> key_value(pa.scalar("2020-01-31"), pa.date32())
     <pyarrow.Date32Scalar: datetime.date(2020, 1, 31)>
     """
+    if value.type == key_type:
+        return value
     try:
         got = value.cast(key_type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
