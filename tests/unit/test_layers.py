@@ -23,6 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "storage": {"errors", "_typing", "types", "schema", "codecs"},
     # vector search (metrics, flat search, IVF index files): below read and dataset
     "vector": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
+    # scalar indices (BTREE, BITMAP, LABEL_LIST reads, the filter selection planner)
+    "scalar": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "write": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "read": {
         "errors",
@@ -34,6 +36,7 @@ ALLOWED: dict[str, set[str]] = {
         "storage",
         "query",
         "vector",
+        "scalar",
     },
     "commit": {"errors", "_typing", "types", "schema", "manifest", "storage"},
     "dataset": {
@@ -49,6 +52,7 @@ ALLOWED: dict[str, set[str]] = {
         "commit",
         "query",
         "vector",
+        "scalar",
     },
     "cli": {"errors", "_typing", "dataset", "manifest", "schema"},
 }
@@ -124,6 +128,7 @@ ACYCLIC = [
     "schema",
     "query",
     "vector",
+    "scalar",
     "read",
     "write",
     "dataset",

@@ -33,7 +33,7 @@ from .core import arguments as args
 from .core import scan_request
 from .fragment import LanceFragment
 from .handle import Handle
-from .scanner import TABLE_BATCH, Scanner, make_scanner
+from .scanner import TABLE_BATCH, Scanner, make_scanner, row_address_indices
 
 __all__ = ["Reads"]
 
@@ -144,7 +144,11 @@ class Reads(Handle):
         )
         if request.batch_size is None and default_batch is not None:
             request = replace(request, batch_size=default_batch)
-        return plan, run_scan(self._store, self.semantic_schema, frags, plan, request)
+        indices = row_address_indices(self._snapshot())
+        stream = run_scan(
+            self._store, self.semantic_schema, frags, plan, request, index_section=indices
+        )
+        return plan, stream
 
     def to_table(
         self,
@@ -421,6 +425,7 @@ its value; pylance refuses it too: use a literal of the column's type
         output_encodings: Mapping[str, str] | None = None,
         fragments: Sequence[LanceFragment] | None = None,
         nearest: Mapping[str, Any] | None = None,
+        use_scalar_index: bool | None = None,
         **options: Any,
     ) -> Scanner:
         """A :class:`~lance_semantic.Scanner` of this version: ``to_table()``,
@@ -433,6 +438,10 @@ its value; pylance refuses it too: use a literal of the column's type
         default; other names are a ``TypeError``. ``columns``, ``filter``, ``limit``,
         ``offset``, ``batch_size`` and ``output_encodings`` are those of :meth:`to_table`;
         ``fragments`` restricts the scan to some fragments.
+
+        A ``filter`` is answered through the table's BTREE / BITMAP / LABEL_LIST indices
+        (pylance's) where they select few rows: only those rows are read, and the result is
+        the same rows in the same order as a scan; ``use_scalar_index=False`` always scans.
 
         ``nearest`` is pylance's vector search dictionary (``column``, ``q``, ``k`` = 10,
         ``metric`` = ``"l2"`` | ``"cosine"`` | ``"dot"`` | ``"hamming"``, ``nprobes``,
@@ -488,6 +497,7 @@ its value; pylance refuses it too: use a literal of the column's type
             output_encodings=output_encodings,
             fragments=fragments,
             nearest=nearest,
+            use_scalar_index=use_scalar_index,
             **options,
         )
 

@@ -33,10 +33,12 @@ from ..read import (
     ROW_ID,
     Columns,
     FragmentReader,
+    ScalarChoice,
     ScanPlan,
     ScanRequest,
     plan_scan,
     run_scan,
+    scalar_choice,
 )
 from ..vector import nearest_query
 from .core import Snapshot, TableHandle, scan_request
@@ -53,7 +55,8 @@ TABLE_BATCH = 262_144
 
 #: pylance / pyarrow scanner options that only tune how a scan runs: accepted and ignored
 #: (scans here are always in order and read ahead on their own; a vector search uses the
-#: column's vector index unless ``nearest`` says ``use_index=False``)
+#: column's vector index unless ``nearest`` says ``use_index=False``; ``use_scalar_index``
+#: is the request's)
 _TUNING = frozenset(
     {
         "batch_size_bytes",
@@ -63,7 +66,6 @@ _TUNING = frozenset(
         "io_buffer_size",
         "late_materialization",
         "use_stats",
-        "use_scalar_index",
         "disable_scoring_autoprojection",
         "use_threads",
         "cache_metadata",
@@ -253,8 +255,16 @@ class Scanner(pds.Scanner):
             flagged = self._snap.semantic_types
             rows = ScanRequest(columns=[], filter=self._plan.predicate.expr)
             plan = plan_scan(schema, rows, flagged=flagged)
+            count = ScanRequest(
+                batch_size=TABLE_BATCH, use_scalar_index=self._request.use_scalar_index
+            )
             batches = run_scan(
-                self._snap.store, schema, self._fragments, plan, ScanRequest(batch_size=TABLE_BATCH)
+                self._snap.store,
+                schema,
+                self._fragments,
+                plan,
+                count,
+                index_section=row_address_indices(self._snap),
             )
             total = sum(b.num_rows for b in batches)
         limit, offset = self._request.limit, self._request.offset
@@ -340,18 +350,38 @@ Scanner.from_batches; write the batches to a dataset first
             limit=self._request.limit if limit is None else limit,
             batch_size=batch_size,
         )
-        manifest = self._snap.manifest
-        stable = manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS
         return run_scan(
             self._snap.store,
             self._snap.semantic_schema,
             self._fragments,
             self._plan,
             request,
-            # an index of a table with stable row ids holds row ids, not addresses: not
-            # read yet, so its searches are exact (fast_search is refused: open_scanner)
-            index_section=None if stable else manifest.index_section,
+            index_section=row_address_indices(self._snap),
         )
+
+    def _scalar_choice(self, *, count_only: bool = False) -> ScalarChoice | None:
+        """How the filter is answered through the scalar indices (None: scanned): the
+        indices used and the rows they select (what an explain would show); of a count
+        with ``count_only``."""
+        return scalar_choice(
+            self._snap.store,
+            self._snap.semantic_schema,
+            self._fragments,
+            self._plan,
+            row_address_indices(self._snap),
+            use_scalar_index=self._request.use_scalar_index,
+            count_only=count_only,
+        )
+
+
+def row_address_indices(snapshot: Snapshot) -> bytes | None:
+    """The index section of the scanned version when its indices hold row addresses: an
+    index of a table with stable row ids holds row ids, not read yet, so its searches are
+    exact and its filters scan (fast_search is refused: open_scanner)."""
+    manifest = snapshot.manifest
+    if manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS:
+        return None
+    return manifest.index_section
 
 
 def make_scanner(
@@ -367,6 +397,7 @@ def make_scanner(
     output_encodings: Mapping[str, str] | None = None,
     fragments: Sequence[LanceFragment] | None = None,
     nearest: object = None,
+    use_scalar_index: object = None,
     **options: Any,
 ) -> Scanner:
     """A :class:`Scanner` of ``ds`` at its current version (see ``Dataset.scanner``).
@@ -390,6 +421,7 @@ def make_scanner(
         with_row_address=with_row_address,
         output_encodings=output_encodings,
         fragments=fragments,
+        use_scalar_index=use_scalar_index,
     )
     if nearest is not None:
         query = nearest_query(

@@ -114,6 +114,22 @@ class SqlExpression:
             _remember(_EMPTY, key, empty)
         return empty
 
+    def parsed(self, schema: pa.Schema) -> Any:
+        """The expression parsed over columns of ``schema`` (a DataFusion ``Expr`` whose
+        literals have the types of the columns they meet, as evaluations see it; checked as
+        a filter with ``is_filter``): what the scalar index planner walks."""
+        batch = _storage_only(pa.RecordBatch.from_pylist([], schema=schema))
+        key = (self.sql, self.is_filter, _schema_key(batch.schema))
+        expr = _PARSED.get(key)
+        if expr is None:
+            df = self._session().read_batches([batch])
+            expr = parse_expression(df, self.sql)
+            if self.is_filter:
+                check_filter_literals(expr, batch.schema, self.sql)
+            expr = LiteralResolver(df, self.sql).resolve(expr)
+            _remember(_PARSED, key, expr)
+        return expr
+
     def _evaluate(self, batch: pa.RecordBatch, key: tuple[str, bool, str]) -> pa.Array:
         df = self._session().read_batches([batch])
         expr = _PARSED.get(key)

@@ -13,6 +13,7 @@ from .fragment_reader import (
     per_fragment,
     read_together,
 )
+from .indexed_filter import SELECTIVE, ScalarChoice, indexed_batches, scalar_choice
 from .output import (
     blob_values_schema,
     check_override_paths,
@@ -99,4 +100,9 @@ __all__ = [
     "nearest_batches",
     "search_candidates",
     "search_schema",
+    # filters through scalar indices (i31/scalar-read)
+    "SELECTIVE",
+    "ScalarChoice",
+    "indexed_batches",
+    "scalar_choice",
 ]

@@ -58,6 +58,9 @@ class ScanRequest:
     #: a vector search (pylance's ``nearest``, with ``prefilter`` / ``fast_search``), checked
     #: against the table's schema: the scan returns the nearest rows, with ``_distance``
     nearest: NearestQuery | None = None
+    #: pylance's ``use_scalar_index``: None (default) or True use the scalar indices of the
+    #: filter's columns where they select few rows; False always scans
+    use_scalar_index: bool | None = None
 
     @property
     def row_columns(self) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from ..schema import Field, TableSchema
 from ..storage import ObjectStore
 from ..vector import DISTANCE, QUERY_INDEX
 from .fragment_reader import ROW_ADDRESS, FragmentReader
+from .indexed_filter import indexed_batches, scalar_choice, taken_shape
 from .output import blob_values_schema, check_override_paths, output_schema
 from .readers import Readers
 from .readers import readers as kept_readers
@@ -344,6 +345,9 @@ def run_scan(
 
     A plan with a vector ``search`` yields the search's result (``nearest_batches``),
     through the IVF index of the version's manifest ``index_section`` where one is usable.
+    A filter is answered through the scalar indices of ``index_section`` where they select
+    few rows (``read.indexed_filter``; not with ``use_scalar_index=False``): the same rows,
+    in the same order.
     """
     if plan.search is not None:
         size = request.batch_size or DEFAULT_BATCH_SIZE
@@ -363,17 +367,38 @@ def run_scan(
         def shape(fields: Sequence[Field], sch: pa.Schema, addresses: bool) -> Readers:
             return kept_readers(store, table, fields, sch, addresses)
 
-        found = filtered_batches(
-            shape,
+        predicate = plan.predicate
+        rows_only = not plan.outputs and not addresses
+
+        def scan(run: Sequence[Fragment]) -> Iterator[pa.RecordBatch]:
+            return filtered_batches(
+                shape,
+                run,
+                plan.top_fields,
+                schema,
+                predicate,
+                batch_size,
+                len(run),
+                row_addresses=addresses,
+                rows_only=rows_only,
+            )
+
+        choice = scalar_choice(
+            store,
+            table,
             fragments,
-            plan.top_fields,
-            schema,
-            plan.predicate,
-            batch_size,
-            len(fragments),
-            row_addresses=addresses,
-            rows_only=not plan.outputs and not addresses,
+            plan,
+            index_section,
+            use_scalar_index=request.use_scalar_index,
+            count_only=rows_only,
         )
+        if choice is None:
+            found = scan(fragments)
+        else:
+            taken = taken_shape(store, table, plan, addresses)
+            found = indexed_batches(
+                choice, fragments, scan, taken, plan, batch_size, rows_only=rows_only
+            )
         stream = drop_rows(found, skip)
     else:
         kept = kept_readers(store, table, plan.top_fields, schema, addresses)

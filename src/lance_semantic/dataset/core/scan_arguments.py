@@ -28,6 +28,7 @@ def scan_request(
     with_row_address: object = False,
     output_encodings: object = None,
     fragments: object = None,
+    use_scalar_index: object = None,
 ) -> ScanRequest:
     """The request of a scan given pylance's keywords (``Dataset.scanner``'s), checked.
 
@@ -55,6 +56,7 @@ def scan_request(
     checked_batch = args.check_optional_int("batch_size", batch_size, minimum=1)
     row_id = bool(args.check_optional_bool("with_row_id", with_row_id))
     row_addr = bool(args.check_optional_bool("with_row_address", with_row_address))
+    scalar_index = args.check_optional_bool("use_scalar_index", use_scalar_index)
     return ScanRequest(
         columns=cast("Columns | None", columns),
         filter=cast("Filter | None", filter),
@@ -65,6 +67,7 @@ def scan_request(
         with_row_address=row_addr,
         output_encodings=cast("Mapping[str, str] | None", output_encodings),
         fragments=chosen_fragments(fragments),
+        use_scalar_index=scalar_index,
     )
 
 

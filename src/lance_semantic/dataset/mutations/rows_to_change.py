@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...manifest import Fragment
+from ...manifest import Fragment, flags
 from ...read import (
     ROW_ADDRESS,
     ROW_OFFSET,
@@ -179,19 +179,25 @@ def matching_rows(snap: Snapshot, where: Filter) -> Iterator[tuple[int, np.ndarr
     """``(fragment id, physical offsets)`` of the live rows matching ``where``, in order
     (several pairs may name one fragment). The predicate's columns are read as a filtered
     scan reads them -- without offsets, each fragment as stored -- and only the matching
-    rows' offsets are worked out, from the deletion vectors (what a delete needs)."""
+    rows' offsets are worked out, from the deletion vectors (what a delete needs); where
+    the scalar indices select few rows, only those are read."""
     plan = rows_plan(snap, [], where)
     if not plan.top_fields:  # (a predicate without columns: every row or none)
         for frag, batch in scan(snap, [], where):
             yield frag.id, batch.column(ROW_OFFSET).to_numpy()
         return
+    manifest = snap.manifest
+    stable = manifest.reader_feature_flags & flags.FLAG_STABLE_ROW_IDS
     found = run_scan(
         snap.store,
         snap.semantic_schema,
-        snap.manifest.fragments,
+        manifest.fragments,
         plan,
         ScanRequest(batch_size=BATCH),
         row_addresses=(ROW_ADDRESS,),
+        # a selective predicate is answered through the scalar indices (of row addresses:
+        # not those of a table with stable row ids, which hold row ids)
+        index_section=None if stable else manifest.index_section,
     )
     for batch in found:
         addresses = batch.column(ROW_ADDRESS).to_numpy()
