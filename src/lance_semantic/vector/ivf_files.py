@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -197,41 +197,106 @@ class IvfIndex:
         self.cache.put(key, part)
         return part
 
-    def _read_partition(self, pid: int) -> Partition:
-        start, length = int(self.offsets[pid]), int(self.lengths[pid])
+    def partitions(self, pids: Sequence[int]) -> list[Partition]:
+        """Partitions ``pids`` (in that order), from the cache or read: those missing from
+        the cache are read together, one ``take_rows`` of their rows (a read of the file
+        API costs about as much as reading a few hundred rows, so one read of nine
+        partitions takes about a fifth of the time of nine reads)."""
+        found: dict[int, Partition] = {}
+        missing: list[int] = []
+        for pid in pids:
+            part = self.cache.get((self.uuid, pid))
+            if part is None:
+                missing.append(pid)
+            else:
+                found[pid] = part
+        unique = sorted(set(missing), key=lambda pid: int(self.offsets[pid]))
+        if len(unique) == 1:
+            found[unique[0]] = self._read_partition(unique[0])
+        elif unique:
+            found.update(self._read_partitions(unique))
+        for pid in unique:
+            self.cache.put((self.uuid, pid), found[pid])
+        return [found[pid] for pid in pids]
+
+    def _read(self, read: Callable[[LanceFileReader], pa.Table]) -> pa.Table:
+        """The rows ``read`` reads from the auxiliary file (opened once)."""
         column = _PAYLOAD[self.kind]
-        path = self._store.uri(self._aux)
         try:
             with self._lock:  # a pylance reader is never used by two threads at once
                 if self._reader is None:
                     self._reader = open_reader(
                         self._store, self._aux, [_ROW_ID, column], what="index file"
                     )
-                got = self._reader.read_range(start, length, batch_size=max(length, 1))
-                table = got.to_table()
+                return read(self._reader)
         except BaseException as e:
             if not is_read_error(e):
                 raise
+            path = self._store.uri(self._aux)
             raise CorruptTableError(path, f"cannot read the index file: {first_line(e)}") from e
+
+    def _read_partition(self, pid: int) -> Partition:
+        start, length = int(self.offsets[pid]), int(self.lengths[pid])
+        table = self._read(
+            lambda r: r.read_range(start, length, batch_size=max(length, 1)).to_table()
+        )
         if table.num_rows != length:
+            path = self._store.uri(self._aux)
             raise CorruptTableError(path, f"partition {pid} has {table.num_rows} of {length} rows")
+        addresses, flat = self._columns(table)
+        return self._partition(addresses, flat, length)
+
+    def _read_partitions(self, pids: Sequence[int]) -> dict[int, Partition]:
+        """Partitions ``pids`` (in file order) read by one ``take_rows``."""
+        starts = [int(self.offsets[pid]) for pid in pids]
+        lengths = [int(self.lengths[pid]) for pid in pids]
+        rows = np.concatenate(
+            [np.arange(s, s + n, dtype=np.int64) for s, n in zip(starts, lengths, strict=True)]
+        ).tolist()
+        if not rows:  # empty partitions only
+            return {pid: self._partition(np.empty(0, np.uint64), None, 0) for pid in pids}
+        table = self._read(lambda r: r.take_rows(rows, batch_size=max(len(rows), 1)).to_table())
+        if table.num_rows != len(rows):
+            path = self._store.uri(self._aux)
+            raise CorruptTableError(
+                path, f"partitions {list(pids)}: {table.num_rows} of {len(rows)} rows"
+            )
+        addresses, flat = self._columns(table)
+        per_row = self.num_sub_vectors if self.kind == "IVF_PQ" else self.dimension
+        out: dict[int, Partition] = {}
+        at = 0
+        for pid, length in zip(pids, lengths, strict=True):
+            values = None if flat is None else flat[at * per_row : (at + length) * per_row]
+            out[pid] = self._partition(addresses[at : at + length], values, length)
+            at += length
+        return out
+
+    def _columns(self, table: pa.Table) -> tuple[npt.NDArray[np.uint64], npt.NDArray[Any] | None]:
+        """The row addresses and the flattened payload values of rows read."""
         addresses = table.column(_ROW_ID).to_numpy().astype(np.uint64, copy=False)
-        values = pa.concat_arrays(table.column(column).chunks) if length else None
-        width = self.num_sub_vectors if self.kind == "IVF_PQ" else self.dimension
-        if values is None:
-            dtype = np.float32 if self.kind == "IVF_FLAT" else np.uint8
-            shape = (width, 0) if self.kind == "IVF_PQ" else (0, width)
-            return Partition(addresses, np.empty(shape, dtype=dtype))
+        if not table.num_rows:
+            return addresses, None
+        values = pa.concat_arrays(table.column(_PAYLOAD[self.kind]).chunks)
         flat = values.flatten().to_numpy(zero_copy_only=False)
         if self.kind == "IVF_FLAT":
             flat = flat.astype(np.float32, copy=False)  # float16 / float64 columns too
+        return addresses, flat
+
+    def _partition(
+        self, addresses: npt.NDArray[np.uint64], flat: npt.NDArray[Any] | None, length: int
+    ) -> Partition:
+        width = self.num_sub_vectors if self.kind == "IVF_PQ" else self.dimension
+        if flat is None or not length:
+            dtype = np.float32 if self.kind == "IVF_FLAT" else np.uint8
+            shape = (width, 0) if self.kind == "IVF_PQ" else (0, width)
+            return Partition(addresses, np.empty(shape, dtype=dtype))
         if self.kind == "IVF_PQ":
             # codes of one partition are stored transposed, [m][n]: kept so (one contiguous
             # run of codes per sub-vector for the distance table lookups)
             payload = flat.reshape(width, length)
         else:
             payload = flat.reshape(length, width)
-        return Partition(addresses, payload)
+        return Partition(addresses, np.ascontiguousarray(payload))
 
 
 # ---- opening ----------------------------------------------------------------------------------
@@ -343,7 +408,8 @@ def _opened(
         tensor = decode_tensor(bytes(aux.read_global_buffer(int(storage["codebook_position"]))))
         if tensor.data_type not in _FLOAT_TENSORS:
             return None
-        codebook = np.asarray(tensor.to_numpy(), dtype=np.float32).reshape(m, 256, dim // m)
+        book = np.asarray(tensor.to_numpy(), dtype=np.float32).reshape(m, 256, dim // m)
+        codebook = np.ascontiguousarray(book)
     elif kind == "IVF_SQ":
         if int(storage["num_bits"]) != 8:
             return None
