@@ -112,7 +112,7 @@ def _warm_flat(k: ModuleType) -> None:
 
 def _warm_pq(k: ModuleType) -> None:
     codes, addr = np.zeros((2, 2), np.uint8), np.arange(2, dtype=np.uint64)
-    book, key = np.zeros((2, 256, 1), np.float32), np.zeros(2, np.float32)
+    book, key = np.zeros((2, 1, 256), np.float32), np.zeros(2, np.float32)
     table, acc = np.empty((2, 256), np.float32), np.empty(2, np.float32)
     args = (0.0, 0.0, False, False, *_heap(1), 0)
     k.pq_scan(codes, addr, _NO_KEEP, False, book, key, False, table, acc, *args)
@@ -457,8 +457,9 @@ def _scanner(
         return flat
     if index.kind == "IVF_PQ":
         assert index.codebook is not None
-        book, dot = index.codebook, index.metric == "dot"
-        table = np.empty(book.shape[:2], np.float32)
+        book = np.ascontiguousarray(index.codebook.transpose(0, 2, 1))  # [m, d/m, 256]
+        dot = index.metric == "dot"
+        table = np.empty((book.shape[0], book.shape[2]), np.float32)
         acc = np.empty(int(index.lengths.max(initial=0)), np.float32)
 
         def pq(
