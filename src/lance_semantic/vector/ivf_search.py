@@ -505,6 +505,12 @@ def _kernel_candidates(
     order, first, top = probing
     heap = _heap(wanted)
     scan = _scanner(kernels, index, key, heap, distance_range)
+    # the row filter runs once over the partitions searched first, each then takes its slice
+    keeps: list[npt.NDArray[np.bool_]] = []
+    if row_filter is not None and parts:
+        ends = np.cumsum([len(p.row_addresses) for p in parts])
+        kept_all = row_filter(np.concatenate([p.row_addresses for p in parts]))
+        keeps = np.split(np.ascontiguousarray(kept_all, dtype=np.bool_), ends[:-1])
     searched: list[int] = []
     found = size = 0
     for rank in range(top):
@@ -517,7 +523,8 @@ def _kernel_candidates(
             continue
         keep, use = _NO_KEEP, False
         if row_filter is not None:
-            keep, use = np.ascontiguousarray(row_filter(part.row_addresses), dtype=np.bool_), True
+            mask = keeps[rank] if rank < first else row_filter(part.row_addresses)
+            keep, use = np.ascontiguousarray(mask, dtype=np.bool_), True
         size, kept = scan(pid, part, keep, use, size)
         found += min(kept, wanted)
     keys, dists, addrs = heap[0][:size], heap[1][:size], heap[2][:size]
