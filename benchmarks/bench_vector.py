@@ -5,7 +5,8 @@ median of ``--repeat`` timings per engine (alternating which goes first), an unt
 round whose result is checked in full against the other engine, every timed result checked::
 
     python benchmarks/bench_vector.py [--rows N] [--dim D] [--repeat K] [--queries Q]
-                                      [--no-flat] [--no-ivf] [--json out.json]
+                                      [--no-flat] [--no-ivf] [--no-flagged-ivf]
+                                      [--json out.json]
 
 Data (deterministic): ``--rows`` rows (default 200,000) of ``id`` (int64) and ``v``
 (``fixed_size_list<float32>[--dim]``, default 128, standard normal, seed 30), written by
@@ -142,11 +143,12 @@ def ivf_cases(
                 "v", kind, replace=True, **params
             )
         )
-        info[f"{kind} build, ours (flagged)"], _ = h.timed(
-            lambda kind=kind, params=params: ls.dataset(flagged).create_index(
-                "v", kind, replace=True, **params
+        if args.flagged_ivf:
+            info[f"{kind} build, ours (flagged)"], _ = h.timed(
+                lambda kind=kind, params=params: ls.dataset(flagged).create_index(
+                    "v", kind, replace=True, **params
+                )
             )
-        )
         engines = {"pylance": lance.dataset(legacy), "ours": ls.dataset(legacy)}
         mine_flagged = ls.dataset(flagged)
         for refine in (None, REFINE):
@@ -183,6 +185,8 @@ def ivf_cases(
 
             times = h.measure(["pylance", "ours"], args.repeat, run, check)
             results.append(h.Result.of(name, times["pylance"], times["ours"], TARGETS.get(name)))
+            if not args.flagged_ivf:
+                continue
             runs = [
                 h.timed(
                     lambda r=r, qs=queries, f=refine, ds=mine_flagged: ivf_search(ds, qs[r], f)
@@ -203,6 +207,12 @@ def main() -> int:
     )
     p.add_argument("--no-flat", action="store_true", help="skip the flat cases")
     p.add_argument("--no-ivf", action="store_true", help="skip the IVF cases")
+    p.add_argument(
+        "--no-flagged-ivf",
+        dest="flagged_ivf",
+        action="store_false",
+        help="skip our index build and search on the flagged twin (information only)",
+    )
     args = p.parse_args()
     rows = args.rows if args.rows != h.DEFAULT_ROWS else DEFAULT_ROWS
     env = h.environment()
