@@ -16,9 +16,9 @@ An IVF_FLAT / IVF_PQ / IVF_SQ index of pylance 14 is two ordinary Lance files un
 :func:`open_ivf_index` reads the small parts (centroids, partition table, codebook, bounds)
 at once and the partitions on demand through a bounded :class:`PartitionCache`: a
 ``read_range`` of one partition's rows, or one ``take_rows`` of the rows of the partitions a
-search probes first that are not in the cache (:meth:`IvfIndex.partitions`). An index whose type, version or layout this module does not know opens
-as ``None``: it is listed, not used (the caller searches flat, as pylance does for a type it
-does not know).
+search probes first that are not in the cache (:meth:`IvfIndex.partitions`). An index whose
+type, version or layout this module does not know opens as ``None``: it is listed, not used
+(the caller searches flat, as pylance does for a type it does not know).
 """
 
 from __future__ import annotations

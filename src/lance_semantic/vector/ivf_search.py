@@ -105,24 +105,25 @@ def _heap(cap: int) -> tuple[F32, F32, npt.NDArray[np.uint64]]:
 _NO_KEEP = np.zeros(0, dtype=np.bool_)
 
 
-def _warm_flat(k: ModuleType) -> None:
-    x, addr = np.zeros((2, 2), np.float32), np.arange(2, dtype=np.uint64)
-    k.flat_scan(x, addr, _NO_KEEP, False, x[0], 0, 0.0, 0.0, False, False, *_heap(1), 0)
+def _warm_flat(k: ModuleType) -> None:  # (the signatures real calls use)
+    x, addr, tail = np.zeros((2, 2), np.float32), np.arange(2, dtype=np.uint64), _warm_tail()
+    k.flat_scan(x, addr, _NO_KEEP, False, x[0], 0, *tail)
 
 
 def _warm_pq(k: ModuleType) -> None:
-    codes, addr = np.zeros((2, 2), np.uint8), np.arange(2, dtype=np.uint64)
+    codes, addr, tail = np.zeros((2, 2), np.uint8), np.arange(2, dtype=np.uint64), _warm_tail()
     book, key = np.zeros((2, 1, 256), np.float32), np.zeros(2, np.float32)
     table, acc = np.empty((2, 256), np.float32), np.empty(2, np.float32)
-    args = (0.0, 0.0, False, False, *_heap(1), 0)
-    k.pq_scan(codes, addr, _NO_KEEP, False, book, key, False, table, acc, *args)
+    k.pq_scan(codes, addr, _NO_KEEP, False, book, key, False, table, acc, *tail)
 
 
 def _warm_sq(k: ModuleType) -> None:
-    codes, addr = np.zeros((2, 2), np.uint8), np.arange(2, dtype=np.uint64)
-    qv = np.zeros(2, np.float32)
-    args = (0.0, 0.0, False, False, *_heap(1), 0)
-    k.sq_scan(codes, addr, _NO_KEEP, False, qv, False, 0.0, 1.0, 1.0, *args)
+    codes, addr, tail = np.zeros((2, 2), np.uint8), np.arange(2, dtype=np.uint64), _warm_tail()
+    k.sq_scan(codes, addr, _NO_KEEP, False, np.zeros(2, np.float32), False, 0.0, 1.0, 1.0, *tail)
+
+
+def _warm_tail() -> tuple[object, ...]:
+    return (0.0, 0.0, False, False, *_heap(1), 0)
 
 
 _GATE = KernelGate(
@@ -132,12 +133,6 @@ _GATE = KernelGate(
     cache=KERNEL_CACHE,
     owner="vector search",
 )
-
-
-def kernel_gate() -> KernelGate:
-    """The gate of the search kernels (its ``reference_bytes`` = 0 forces the kernels on
-    every search; the tests of both paths set it)."""
-    return _GATE
 
 
 def warm_up() -> dict[str, float]:
