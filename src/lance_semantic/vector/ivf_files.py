@@ -64,6 +64,8 @@ _DETAIL_METRICS: Final[dict[int, Metric]] = {0: "l2", 1: "cosine", 2: "dot"}
 
 IvfKind = Literal["IVF_FLAT", "IVF_PQ", "IVF_SQ"]
 IVF_TYPES: Final[tuple[IvfKind, ...]] = ("IVF_FLAT", "IVF_PQ", "IVF_SQ")
+#: partitions a search reads at once are read together when smaller than this on average
+_TAKE_BELOW: Final = 32 << 10
 #: the auxiliary file's payload column of each kind
 _PAYLOAD: Final[dict[IvfKind, str]] = {
     "IVF_FLAT": "flat",
@@ -199,10 +201,13 @@ class IvfIndex:
         return part
 
     def partitions(self, pids: Sequence[int]) -> list[Partition]:
-        """Partitions ``pids`` (in that order), from the cache or read: those missing from
-        the cache are read together, one ``take_rows`` of their rows (a read of the file
-        API costs about as much as reading a few hundred rows, so one read of nine
-        partitions takes about a fifth of the time of nine reads)."""
+        """Partitions ``pids`` (in that order), from the cache or read. Small partitions
+        missing from the cache (PQ codes, under :data:`_TAKE_BELOW` bytes each on average)
+        are read together, one ``take_rows`` of their rows, and copied apart (a read of the
+        file API costs about as much as reading a few hundred rows: one read of nine PQ
+        partitions takes about half the time of nine reads); larger ones (FLAT vectors) one
+        ``read_range`` each, kept as read (copying megabytes of freshly read rows apart
+        costs more than the reads saved: first touches of new memory are slow)."""
         found: dict[int, Partition] = {}
         missing: list[int] = []
         for pid in pids:
@@ -212,13 +217,21 @@ class IvfIndex:
             else:
                 found[pid] = part
         unique = sorted(set(missing), key=lambda pid: int(self.offsets[pid]))
-        if len(unique) == 1:
-            found[unique[0]] = self._read_partition(unique[0])
-        elif unique:
+        rows = sum(int(self.lengths[pid]) for pid in unique)
+        if len(unique) > 1 and rows * self._row_bytes < _TAKE_BELOW * len(unique):
             found.update(self._read_partitions(unique))
+        else:
+            found.update((pid, self._read_partition(pid)) for pid in unique)
         for pid in unique:
             self.cache.put((self.uuid, pid), found[pid])
         return [found[pid] for pid in pids]
+
+    @property
+    def _row_bytes(self) -> int:
+        """Bytes of one row's payload."""
+        if self.kind == "IVF_PQ":
+            return self.num_sub_vectors
+        return self.dimension * (4 if self.kind == "IVF_FLAT" else 1)
 
     def _read(self, read: Callable[[LanceFileReader], pa.Table]) -> pa.Table:
         """The rows ``read`` reads from the auxiliary file (opened once)."""
@@ -266,9 +279,9 @@ class IvfIndex:
         per_row = self.num_sub_vectors if self.kind == "IVF_PQ" else self.dimension
         out: dict[int, Partition] = {}
         at = 0
-        for pid, length in zip(pids, lengths, strict=True):
-            values = None if flat is None else flat[at * per_row : (at + length) * per_row]
-            out[pid] = self._partition(addresses[at : at + length], values, length)
+        for pid, length in zip(pids, lengths, strict=True):  # copied apart: none pins the rest
+            values = None if flat is None else flat[at * per_row : (at + length) * per_row].copy()
+            out[pid] = self._partition(addresses[at : at + length].copy(), values, length)
             at += length
         return out
 
@@ -277,7 +290,8 @@ class IvfIndex:
         addresses = table.column(_ROW_ID).to_numpy().astype(np.uint64, copy=False)
         if not table.num_rows:
             return addresses, None
-        values = pa.concat_arrays(table.column(_PAYLOAD[self.kind]).chunks)
+        chunks = table.column(_PAYLOAD[self.kind]).chunks
+        values = chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
         flat = values.flatten().to_numpy(zero_copy_only=False)
         if self.kind == "IVF_FLAT":
             flat = flat.astype(np.float32, copy=False)  # float16 / float64 columns too
