@@ -27,6 +27,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -139,6 +140,19 @@ class PartitionCache:
 
 _DEFAULT_CACHE = PartitionCache()
 
+#: threads reading the large partitions of one search at once
+READ_THREADS: Final = 4
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _read_pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="lance-semantic-ivf")
+        return _POOL
+
 
 def default_partition_cache() -> PartitionCache:
     """The process-wide partition cache indices open with when given none."""
@@ -163,7 +177,9 @@ class IvfIndex:
     _store: ObjectStore = field(repr=False)
     _aux: str = field(repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _reader: LanceFileReader | None = field(default=None, repr=False)
+    #: idle readers of the auxiliary file (a pylance reader is never used by two threads
+    #: at once: each read borrows one, opened when none is idle)
+    _readers: list[LanceFileReader] = field(default_factory=list, repr=False)
 
     @property
     def uuid(self) -> str:
@@ -221,7 +237,12 @@ class IvfIndex:
         if len(unique) > 1 and rows * self._row_bytes < _TAKE_BELOW * len(unique):
             found.update(self._read_partitions(unique))
         else:
-            found.update((pid, self._read_partition(pid)) for pid in unique)
+            if len(unique) > 1:
+                found.update(
+                    zip(unique, _read_pool().map(self._read_partition, unique), strict=True)
+                )
+            else:
+                found.update((pid, self._read_partition(pid)) for pid in unique)
         for pid in unique:
             self.cache.put((self.uuid, pid), found[pid])
         return [found[pid] for pid in pids]
@@ -234,15 +255,17 @@ class IvfIndex:
         return self.dimension * (4 if self.kind == "IVF_FLAT" else 1)
 
     def _read(self, read: Callable[[LanceFileReader], pa.Table]) -> pa.Table:
-        """The rows ``read`` reads from the auxiliary file (opened once)."""
+        """The rows ``read`` reads from the auxiliary file, through a borrowed reader."""
         column = _PAYLOAD[self.kind]
         try:
-            with self._lock:  # a pylance reader is never used by two threads at once
-                if self._reader is None:
-                    self._reader = open_reader(
-                        self._store, self._aux, [_ROW_ID, column], what="index file"
-                    )
-                return read(self._reader)
+            with self._lock:
+                reader = self._readers.pop() if self._readers else None
+            if reader is None:
+                reader = open_reader(self._store, self._aux, [_ROW_ID, column], what="index file")
+            got = read(reader)
+            with self._lock:
+                self._readers.append(reader)
+            return got
         except BaseException as e:
             if not is_read_error(e):
                 raise
