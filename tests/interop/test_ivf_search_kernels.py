@@ -1,13 +1,15 @@
 """The IVF search's numba kernels (vector/_search_kernels.py) against its numpy reference
 and pylance (issue 30 item 7): the same rows as the reference, in the same order, for every
 index kind and metric, with refine, a prefilter, a distance range and the default probes;
-the partitions a search reads first are read together. Small tables (6k rows × 16 dims,
+the partitions a search reads first are read at once. Small tables (6k rows × 16 dims,
 3 fragments, 8 partitions, pylance's indices) keep this quick.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import lance
@@ -18,6 +20,7 @@ import pytest
 
 import lance_semantic as ls
 from lance_semantic.codecs._kernel_gate import KernelGate
+from lance_semantic.errors import CorruptTableError
 from lance_semantic.manifest import index_entries
 from lance_semantic.vector import (
     IvfIndex,
@@ -176,7 +179,10 @@ def test_filters_ranges_and_default_probes(
     assert len(kernels.row_addresses) == 0 and len(kernels.partitions) == PARTITIONS
 
 
-def test_the_first_partitions_are_read_together(tables: dict[tuple[str, str], str]) -> None:
+def test_the_first_partitions_are_read_at_once(tables: dict[tuple[str, str], str]) -> None:
+    """FLAT partitions here (750 rows x 64 bytes) are read one read_range each on the read
+    threads, PQ / SQ ones (4 / 16 bytes a row) by one take_rows: the same partitions as
+    read one by one, each in its own contiguous arrays, counted once in the cache."""
     for kind in KINDS:
         uri = tables[kind, "dot"]
         together, alone = PartitionCache(), PartitionCache()
@@ -199,3 +205,16 @@ def test_warm_up_loads_every_search_kernel() -> None:
     took = warm_up_search_kernels()
     assert sorted(took) == ["flat_scan", "pq_scan", "sq_scan"]
     assert all(t >= 0 for t in took.values())
+
+
+def test_a_partition_file_gone_after_opening_names_it(
+    tables: dict[tuple[str, str], str], tmp_path: Path
+) -> None:
+    for kind in KINDS:
+        uri = str(tmp_path / f"{kind}.lance")
+        shutil.copytree(tables[kind, "l2"], uri)
+        index = _opened(uri)
+        (Path(uri) / "_indices" / index.uuid / "auxiliary.idx").unlink()
+        with pytest.raises(CorruptTableError) as caught:
+            index.partitions([0, 3, 5])
+        assert caught.value.path.endswith("auxiliary.idx")
