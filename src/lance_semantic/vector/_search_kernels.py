@@ -17,7 +17,8 @@ materialised:
 
 Rows are kept when ``keep[i]`` (``use_keep``), when their distance is inside
 ``[lo, hi)`` (``has_lo`` / ``has_hi``); the heap orders (distance, row address) pairs with
-NaN ranked as +inf (``heap_key``) while ``heap_dist`` holds the distance itself. Each kernel
+NaN ranked as +inf (``heap_key``) while ``heap_dist`` holds the distance itself; a row worse
+than the worst kept of a full heap is dropped before any call. Each kernel
 returns ``(size, kept)``: the heap's new size and how many of the partition's rows passed
 the filters. Every array argument is C-contiguous of the dtype named, so each kernel has one
 signature. No ``fastmath``: the sums are those of the reference's order where it matters.
@@ -110,28 +111,6 @@ def _push(
 
 
 @_jit
-def _offer(
-    d: np.float32,
-    addr: np.uint64,
-    lo: float,
-    hi: float,
-    has_lo: bool,
-    has_hi: bool,
-    heap_key: np.ndarray,
-    heap_dist: np.ndarray,
-    heap_addr: np.ndarray,
-    size: int,
-) -> tuple[int, int]:  # pragma: no cover - compiled
-    """(new heap size, 1 when ``d`` is inside the range else 0)."""
-    if has_lo and not d >= np.float32(lo):  # compared in float32, as the reference
-        return size, 0
-    if has_hi and not d < np.float32(hi):
-        return size, 0
-    key = np.float32(np.inf) if np.isnan(d) else d
-    return _push(key, d, addr, heap_key, heap_dist, heap_addr, size), 1
-
-
-@_jit
 def flat_scan(
     x: np.ndarray,
     addr: np.ndarray,
@@ -155,6 +134,8 @@ def flat_scan(
     for j in range(q.shape[0]):
         qq += q[j] * q[j]
     qnorm = np.float32(np.sqrt(qq))
+    flo, fhi = np.float32(lo), np.float32(hi)  # compared in float32, as the reference
+    inf, cap = np.float32(np.inf), heap_key.shape[0]
     kept = 0
     one = np.float32(1.0)
     for i in range(n):
@@ -168,8 +149,13 @@ def flat_scan(
                 d = one - dot
             else:
                 d = one - dot / (qnorm * np.float32(np.sqrt(xx)))
-        size, ok = _offer(d, addr[i], lo, hi, has_lo, has_hi, heap_key, heap_dist, heap_addr, size)
-        kept += ok
+        if (has_lo and not d >= flo) or (has_hi and not d < fhi):
+            continue  # outside the distance range (NaN too)
+        kept += 1
+        ranked = inf if np.isnan(d) else d
+        if size == cap and ranked > heap_key[0]:
+            continue  # worse than the worst kept: most rows end here
+        size = _push(ranked, d, addr[i], heap_key, heap_dist, heap_addr, size)
     return size, kept
 
 
@@ -221,13 +207,20 @@ def pq_scan(
         for i in range(n):
             acc[i] += table[s, codes[s, i]]
     shift = np.float32(m - 1) if use_dot else np.float32(0.0)
+    flo, fhi = np.float32(lo), np.float32(hi)  # compared in float32, as the reference
+    inf, cap = np.float32(np.inf), heap_key.shape[0]
     kept = 0
     for i in range(n):
         if use_keep and not keep[i]:
             continue
         d = acc[i] - shift if use_dot else acc[i]
-        size, ok = _offer(d, addr[i], lo, hi, has_lo, has_hi, heap_key, heap_dist, heap_addr, size)
-        kept += ok
+        if (has_lo and not d >= flo) or (has_hi and not d < fhi):
+            continue  # outside the distance range (NaN too)
+        kept += 1
+        ranked = inf if np.isnan(d) else d
+        if size == cap and ranked > heap_key[0]:
+            continue  # worse than the worst kept: most rows end here
+        size = _push(ranked, d, addr[i], heap_key, heap_dist, heap_addr, size)
     return size, kept
 
 
@@ -257,6 +250,8 @@ def sq_scan(
     n, dim = codes.shape
     f_start, f_step, f_scale = np.float32(start), np.float32(step), np.float32(scale)
     one = np.float32(1.0)
+    flo, fhi = np.float32(lo), np.float32(hi)  # compared in float32, as the reference
+    inf, cap = np.float32(np.inf), heap_key.shape[0]
     kept = 0
     for i in range(n):
         if use_keep and not keep[i]:
@@ -271,6 +266,11 @@ def sq_scan(
                 t = np.float32(codes[i, j]) - qv[j]
                 acc += t * t
             d = acc * f_scale
-        size, ok = _offer(d, addr[i], lo, hi, has_lo, has_hi, heap_key, heap_dist, heap_addr, size)
-        kept += ok
+        if (has_lo and not d >= flo) or (has_hi and not d < fhi):
+            continue  # outside the distance range (NaN too)
+        kept += 1
+        ranked = inf if np.isnan(d) else d
+        if size == cap and ranked > heap_key[0]:
+            continue  # worse than the worst kept: most rows end here
+        size = _push(ranked, d, addr[i], heap_key, heap_dist, heap_addr, size)
     return size, kept
