@@ -30,6 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -92,7 +93,7 @@ def column_index(
     if not query.use_index or not index_section or query.element == "uint8":
         return None
     field_id = table.field(query.column).id
-    entries = [e for e in index_entries(index_section) if e.fields == (field_id,)]
+    entries = [e for e in _entries(index_section) if e.fields == (field_id,)]
     if not entries:
         return None
     name = entries[0].name  # the first index on the column, in manifest order (as pylance)
@@ -107,6 +108,13 @@ def column_index(
         return None  # pylance: "incompatible with index metric, falling back to brute-force"
     covered = frozenset().union(*(s.fragment_ids for s in segments))
     return VectorIndex(tuple(segments), tuple(f for f in fragments if f.id in covered))
+
+
+@lru_cache(maxsize=16)
+def _entries(index_section: bytes) -> tuple[IndexEntry, ...]:
+    """The entries of a version's index section, parsed once for the searches of a version
+    (a section's bytes never change; its entries are frozen)."""
+    return tuple(index_entries(index_section))
 
 
 #: indices opened lately, by (their folder's URI, storage options, manifest entry): their
@@ -195,7 +203,12 @@ def _vectors_at(
         offsets = (addresses[where] & _LOW).astype(np.int64)
         uniq, inverse = np.unique(offsets, return_inverse=True)
         reader = FragmentReader(store, table, by_id[int(fid)], fields, schema)
-        col = pa.concat_arrays([b.column(0) for b in reader.take(uniq)])
+        taken = reader.take(uniq)
+        col = (
+            taken[0].column(0)
+            if len(taken) == 1
+            else pa.concat_arrays([b.column(0) for b in taken])
+        )
         if isinstance(col, pa.ExtensionArray):
             col = col.storage
         values = col.flatten()

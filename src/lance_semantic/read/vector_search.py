@@ -232,8 +232,14 @@ def _take(
 
         return run
 
-    # each fragment's rows taken on the read pool, at once
+    # each fragment's rows taken on the read pool, at once (one fragment: here)
     tasks = [task(int(fid)) for fid in np.unique(frag_ids)]
-    parts = [b for taken in ordered(tasks, ahead=max(len(tasks), 1)) for b in taken]
-    taken = pa.Table.from_batches(parts, schema=schema).take(pa.array(inverse.reshape(-1)))
+    if len(tasks) == 1:
+        parts = tasks[0]()
+    else:
+        parts = [b for taken in ordered(tasks, ahead=len(tasks)) for b in taken]
+    order = pa.array(inverse.reshape(-1))
+    if len(parts) == 1 and parts[0].schema == schema:
+        return parts[0].take(order)
+    taken = pa.Table.from_batches(parts, schema=schema).take(order)
     return taken.combine_chunks().to_batches()[0]

@@ -31,6 +31,7 @@ from .ivf_search import (
     search_ivf,
     search_ivf_segments,
 )
+from .ivf_search import warm_up as warm_up_search_kernels  # (i30/speed)
 from .ivf_train import warm_up as warm_up_ivf_kernels
 from .ivf_write import IVF_INDEX_TYPES, IvfBuilder, IvfIndexType, IvfParams, vector_index_details
 from .metrics import METRICS, Metric, canonical_metric
@@ -60,6 +61,9 @@ __all__ = [
     "probe_count",
     "search_ivf",
     "search_ivf_segments",
+    # ---- IVF search kernels (i30/speed) ----
+    "warm_up_search_kernels",
+    # ---- end of IVF search kernels ----
     # ---- IVF index building (ivf_train, ivf_write) ----
     "IVF_INDEX_TYPES",
     "IvfBuilder",

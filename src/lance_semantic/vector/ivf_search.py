@@ -25,16 +25,31 @@ Steps, as measured against pylance 14.0.2 (and read in Lance's ``io/exec/knn.rs`
 6. **Refine** (``refine_factor`` given): the ``k · refine_factor`` best candidates are
    re-ranked by the exact distance on the raw vectors (``raw_vectors(row_addresses)``), and the
    ``k`` best kept.
+
+Steps 4 and 5 run in numba kernels (:mod:`~lance_semantic.vector._search_kernels`: each
+partition scored and its rows offered to one bounded top-k heap per query, the probed
+partitions' candidates never materialised), loaded through a kernel gate like the JSON
+codec's: the numpy code here is the reference, used for the first searches of a process
+(about :data:`~lance_semantic.codecs._kernel_gate.REFERENCE_SECONDS_CACHED` of work when the
+kernels are in the disk cache, more when they would be compiled), then the kernels, announced
+on the ``lance_semantic`` logger before their first compile; :func:`warm_up` loads or compiles
+them ahead (``lance-semantic warm-up``). Both give the same rows; distances may differ in the
+last bits (the kernels sum in row order).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
 
+from ..codecs._kernel_cache import KernelCache
+from ..codecs._kernel_gate import Kernel, KernelGate
 from .flat import distances
 from .ivf_files import IvfIndex, Partition
 from .metrics import Metric, canonical_metric
@@ -46,6 +61,8 @@ __all__ = [
     "probe_count",
     "search_ivf",
     "search_ivf_segments",
+    "warm_up",
+    "KERNEL_CACHE",
 ]
 
 F32 = npt.NDArray[np.float32]
@@ -62,6 +79,66 @@ class IvfSearchResult:
     row_addresses: npt.NDArray[np.uint64]
     distances: F32
     partitions: tuple[int, ...]
+
+
+#: the disk cache of the search kernels (keyed by the text of ``_search_kernels.py``)
+KERNEL_CACHE = KernelCache("_search_kernels", (Path(__file__).with_name("_search_kernels.py"),))
+#: what each kernel is, its compile time on two cores (measured) and the rows a second the
+#: reference scores (measured, conservative: numpy's per-partition overhead dominates)
+_KERNELS: Mapping[str, Kernel] = {
+    "flat_scan": Kernel("IVF_FLAT scorer", 2, 5_000_000),
+    "pq_scan": Kernel("IVF_PQ scorer", 2, 3_000_000),
+    "sq_scan": Kernel("IVF_SQ scorer", 2, 5_000_000),
+}
+_KERNEL_OF = {"IVF_FLAT": "flat_scan", "IVF_PQ": "pq_scan", "IVF_SQ": "sq_scan"}
+_METRIC_CODE: Mapping[str, int] = {"l2": 0, "cosine": 1, "dot": 2}
+
+
+def _load() -> ModuleType:
+    return importlib.import_module("lance_semantic.vector._search_kernels")
+
+
+def _heap(cap: int) -> tuple[F32, F32, npt.NDArray[np.uint64]]:
+    return np.empty(cap, np.float32), np.empty(cap, np.float32), np.empty(cap, np.uint64)
+
+
+_NO_KEEP = np.zeros(0, dtype=np.bool_)
+
+
+def _warm_flat(k: ModuleType) -> None:  # (the signatures real calls use)
+    x, addr, tail = np.zeros((2, 2), np.float32), np.arange(2, dtype=np.uint64), _warm_tail()
+    k.flat_scan(x, addr, _NO_KEEP, False, x[0], 0, *tail)
+
+
+def _warm_pq(k: ModuleType) -> None:
+    codes, addr, tail = np.zeros((2, 2), np.uint8), np.arange(2, dtype=np.uint64), _warm_tail()
+    book, key = np.zeros((2, 1, 256), np.float32), np.zeros(2, np.float32)
+    table, acc = np.empty((2, 256), np.float32), np.empty(2, np.float32)
+    k.pq_scan(codes, addr, _NO_KEEP, False, book, key, False, table, acc, *tail)
+
+
+def _warm_sq(k: ModuleType) -> None:
+    codes, addr, tail = np.zeros((2, 2), np.uint8), np.arange(2, dtype=np.uint64), _warm_tail()
+    k.sq_scan(codes, addr, _NO_KEEP, False, np.zeros(2, np.float32), False, 0.0, 1.0, 1.0, *tail)
+
+
+def _warm_tail() -> tuple[object, ...]:
+    return (0.0, 0.0, False, False, *_heap(1), 0)
+
+
+_GATE = KernelGate(
+    _load,
+    {"flat_scan": _warm_flat, "pq_scan": _warm_pq, "sq_scan": _warm_sq},
+    kernels=_KERNELS,
+    cache=KERNEL_CACHE,
+    owner="vector search",
+)
+
+
+def warm_up() -> dict[str, float]:
+    """Load the IVF search kernels from the disk cache, or compile them there now; seconds
+    each took."""
+    return _GATE.warm_up()
 
 
 def _normalized(v: F32) -> F32:
@@ -117,15 +194,18 @@ def _partition_distances(index: IvfIndex, pid: int, part: Partition, q: F32) -> 
             np.float32
         )
         return (np.float32(1.0) - decoded @ q).astype(np.float32)
-    if span == 0:
-        qc = np.zeros(q.shape, dtype=np.float32)
-    else:
-        scaled = (q.astype(np.float64) - start) * 255.0 / span
-        qc = np.clip(np.trunc(np.nan_to_num(scaled)), 0, 255).astype(np.float32)
-    diff = x.astype(np.float32) - qc
+    diff = x.astype(np.float32) - _sq_query(q, start, span)
     codes = np.einsum("ij,ij->i", diff, diff).astype(np.float32)
     scale = np.float32(span) ** 2 / np.float32(255.0) ** 2
     return (codes * scale).astype(np.float32)
+
+
+def _sq_query(q: F32, start: float, span: float) -> F32:
+    """The query quantized as the SQ codes are (truncated, saturated to 0..255)."""
+    if span == 0:
+        return np.zeros(q.shape, dtype=np.float32)
+    scaled = (q.astype(np.float64) - start) * 255.0 / span
+    return np.clip(np.trunc(np.nan_to_num(scaled)), 0, 255).astype(np.float32)
 
 
 def _top(addresses: npt.NDArray[np.uint64], distances: F32, n: int) -> npt.NDArray[np.intp]:
@@ -271,16 +351,13 @@ def _query(segments: Sequence[IvfIndex], q: npt.ArrayLike, metric: str | None) -
     return query.astype(np.float32)
 
 
-def _candidates(
+def _probe_order(
     index: IvfIndex,
     key: F32,
     k: int,
-    wanted: int,
     probes: tuple[int | None, int | None, int | None],
-    row_filter: RowFilter | None,
-    distance_range: DistanceRange | None = None,
-) -> tuple[npt.NDArray[np.uint64], F32, tuple[int, ...]]:
-    """The ``wanted`` best candidates of one segment, and the partitions searched."""
+) -> tuple[npt.NDArray[np.intp], int, int]:
+    """The partitions nearest first, how many are searched first and at most."""
     nprobes, minimum_nprobes, maximum_nprobes = probes
     to_centroids = centroid_distances(index, key)
     order = np.argsort(to_centroids, kind="stable")
@@ -292,6 +369,29 @@ def _candidates(
         maximum_nprobes=maximum_nprobes,
         adaptive=adaptive,
     )
+    return order, first, top
+
+
+def _candidates(
+    index: IvfIndex,
+    key: F32,
+    k: int,
+    wanted: int,
+    probes: tuple[int | None, int | None, int | None],
+    row_filter: RowFilter | None,
+    distance_range: DistanceRange | None = None,
+) -> tuple[npt.NDArray[np.uint64], F32, tuple[int, ...]]:
+    """The ``wanted`` best candidates of one segment, and the partitions searched: the
+    partitions searched first are read together (``IvfIndex.partitions``), then scored by
+    the kernels (or the reference, see the module's docstring)."""
+    order, first, top = _probe_order(index, key, k, probes)
+    rows = int(index.lengths[order[:first]].sum())
+    kernels = _GATE.kernels_for(_KERNEL_OF[index.kind], max(rows, 1))
+    parts = index.partitions([int(pid) for pid in order[:first]])
+    if kernels is not None:
+        return _kernel_candidates(
+            kernels, index, key, k, wanted, (order, first, top), parts, row_filter, distance_range
+        )
     found_addresses: list[npt.NDArray[np.uint64]] = [np.empty(0, np.uint64)]
     found_distances: list[F32] = [np.empty(0, np.float32)]
     searched: list[int] = []
@@ -301,7 +401,7 @@ def _candidates(
             break
         pid = int(order[rank])
         searched.append(pid)
-        part = index.partition(pid)
+        part = parts[rank] if rank < first else index.partition(pid)
         addresses, distances = part.row_addresses, _partition_distances(index, pid, part, key)
         if row_filter is not None and len(addresses):
             keep = np.asarray(row_filter(addresses), dtype=bool)
@@ -317,6 +417,114 @@ def _candidates(
     distances = np.concatenate(found_distances)
     best = _top(addresses, distances, wanted)
     return addresses[best], distances[best], tuple(searched)
+
+
+Scan = Callable[[int, Partition, npt.NDArray[np.bool_], bool, int], tuple[int, int]]
+
+
+def _scanner(
+    kernels: ModuleType,
+    index: IvfIndex,
+    key: F32,
+    heap: tuple[F32, F32, npt.NDArray[np.uint64]],
+    distance_range: DistanceRange | None,
+) -> Scan:
+    """``scan(pid, partition, keep, use_keep, size) -> (size, kept)``: the partition's rows
+    offered to ``heap`` by the index kind's kernel."""
+    lo, hi = distance_range if distance_range is not None else (None, None)
+    tail = (
+        0.0 if lo is None else float(lo),
+        0.0 if hi is None else float(hi),
+        lo is not None,
+        hi is not None,
+        *heap,
+    )
+    key = np.ascontiguousarray(key, dtype=np.float32)
+    if index.kind == "IVF_FLAT":
+        code = _METRIC_CODE[index.metric]
+
+        def flat(
+            pid: int, part: Partition, keep: npt.NDArray[np.bool_], use: bool, size: int
+        ) -> tuple[int, int]:
+            x, a = part.payload, part.row_addresses
+            return kernels.flat_scan(x, a, keep, use, key, code, *tail, size)
+
+        return flat
+    if index.kind == "IVF_PQ":
+        assert index.codebook is not None
+        book = np.ascontiguousarray(index.codebook.transpose(0, 2, 1))  # [m, d/m, 256]
+        dot = index.metric == "dot"
+        table = np.empty((book.shape[0], book.shape[2]), np.float32)
+        acc = np.empty(int(index.lengths.max(initial=0)), np.float32)
+
+        def pq(
+            pid: int, part: Partition, keep: npt.NDArray[np.bool_], use: bool, size: int
+        ) -> tuple[int, int]:
+            # the residual to the partition's centroid for l2 / cosine, the query for dot
+            sub = key if dot else key - index.centroids[pid]
+            return kernels.pq_scan(
+                part.payload, part.row_addresses, keep, use, book, sub, dot, table, acc, *tail, size
+            )
+
+        return pq
+    assert index.sq_bounds is not None
+    start, end = index.sq_bounds
+    span, dot = end - start, index.metric == "dot"
+    scale = float(np.float32(span) ** 2 / np.float32(255.0) ** 2)
+    qv = key if dot else _sq_query(key, start, span)
+
+    def sq(
+        pid: int, part: Partition, keep: npt.NDArray[np.bool_], use: bool, size: int
+    ) -> tuple[int, int]:
+        x, a = part.payload, part.row_addresses
+        return kernels.sq_scan(
+            x, a, keep, use, qv, dot, float(start), span / 255.0, scale, *tail, size
+        )
+
+    return sq
+
+
+def _kernel_candidates(
+    kernels: ModuleType,
+    index: IvfIndex,
+    key: F32,
+    k: int,
+    wanted: int,
+    probing: tuple[npt.NDArray[np.intp], int, int],
+    parts: Sequence[Partition],
+    row_filter: RowFilter | None,
+    distance_range: DistanceRange | None,
+) -> tuple[npt.NDArray[np.uint64], F32, tuple[int, ...]]:
+    """:func:`_candidates` through the kernels: one heap of the ``wanted`` best (distance,
+    row address) pairs over the partitions probed, the same rows as the reference's."""
+    order, first, top = probing
+    heap = _heap(wanted)
+    scan = _scanner(kernels, index, key, heap, distance_range)
+    # the row filter runs once over the partitions searched first, each then takes its slice
+    keeps: list[npt.NDArray[np.bool_]] = []
+    if row_filter is not None and parts:
+        ends = np.cumsum([len(p.row_addresses) for p in parts])
+        kept_all = row_filter(np.concatenate([p.row_addresses for p in parts]))
+        keeps = np.split(np.ascontiguousarray(kept_all, dtype=np.bool_), ends[:-1])
+    searched: list[int] = []
+    found = size = 0
+    for rank in range(top):
+        if rank >= first and found >= k:
+            break
+        pid = int(order[rank])
+        searched.append(pid)
+        part = parts[rank] if rank < first else index.partition(pid)
+        if not len(part.row_addresses):
+            continue
+        keep, use = _NO_KEEP, False
+        if row_filter is not None:
+            mask = keeps[rank] if rank < first else row_filter(part.row_addresses)
+            keep, use = np.ascontiguousarray(mask, dtype=np.bool_), True
+        size, kept = scan(pid, part, keep, use, size)
+        found += min(kept, wanted)
+    keys, dists, addrs = heap[0][:size], heap[1][:size], heap[2][:size]
+    ranked = np.lexsort((addrs, keys))
+    return addrs[ranked], dists[ranked], tuple(searched)
 
 
 def _in_range(distances: F32, distance_range: DistanceRange) -> npt.NDArray[np.bool_]:
