@@ -156,3 +156,36 @@ def test_upgrade_keeps_the_index_and_compaction_remaps_it_after(tmp_path: Path) 
     assert _entries(ours) == _entries(theirs)
     for q in np.random.default_rng(9).random((3, DIM), dtype=np.float32):
         assert _nearest(ls.dataset(ours), q) == _nearest(lance.dataset(theirs), q)
+
+
+def test_an_update_of_a_column_inside_a_fragment_uncovers_it_for_that_columns_indices(
+    tmp_path: Path,
+) -> None:
+    """A two-phase ``Update`` whose ``fields_modified`` rewrote an indexed column inside a
+    fragment (pylance's ``LanceFragment.update_columns``): pylance's commit drops that
+    fragment from the bitmaps of the indices over the column (their entries there are
+    stale) and keeps the others; ours does the same, so a filter through the index finds
+    the new value (it would find nothing through the stale entry)."""
+    table = pa.table({"id": pa.array(range(100)), "x": pa.array(range(100), pa.int64())})
+    table = table.append_column("y", pa.array(range(100), pa.int64()))
+    base = str(tmp_path / "base.lance")
+    lance.write_dataset(table, base, max_rows_per_file=50)
+    ds = lance.dataset(base)
+    ds.create_scalar_index("x", "BTREE")
+    ds.create_scalar_index("y", "BTREE")
+    ds = lance.dataset(base)
+    new_x = pa.table({"id": pa.array([3]), "x": pa.array([1000], pa.int64())})
+    meta, fields = ds.get_fragment(0).update_columns(new_x, left_on="id")
+    got = {}
+    for who, op, commit in (
+        ("pylance", lance.LanceOperation.Update, lance.LanceDataset.commit),
+        ("ours", ls.LanceOperation.Update, ls.Dataset.commit),
+    ):
+        uri = str(tmp_path / f"{who}.lance")
+        shutil.copytree(base, uri)
+        commit(uri, op(updated_fragments=[meta], fields_modified=fields), read_version=ds.version)
+        got[who] = _entries(uri)
+        assert lance.dataset(uri).to_table(filter="x = 1000")["id"].to_pylist() == [3], who
+        assert ls.dataset(uri).to_table(filter="x = 1000")["id"].to_pylist() == [3], who
+        assert ls.dataset(uri).count_rows("x = 3") == 0, who
+    assert got["ours"] == got["pylance"] == [("x_idx", (1,)), ("y_idx", (0, 1))]

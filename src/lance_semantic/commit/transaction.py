@@ -35,6 +35,7 @@ from ..manifest import (
     with_index_changes,
     with_rewritten_indices,
     without_indices_on_missing_fields,
+    without_modified_fragments,
 )
 from ..schema import TableSchema, freeze_metadata, upgrade_schema
 
@@ -178,7 +179,9 @@ def _(op: Update, base: Manifest | None) -> Manifest:
     gone = set(op.removed_fragment_ids)
     kept = tuple(updated.get(f.id, f) for f in base.fragments if f.id not in gone)
     new = _assign_ids(op.new_fragments, next_fragment_id(base))
-    return replace(base, fragments=kept + new)
+    # an index over a rewritten column no longer covers the fragments it was rewritten in
+    section = without_modified_fragments(base.index_section, list(updated), op.fields_modified)
+    return replace(base, fragments=kept + new, index_section=section)
 
 
 @_apply.register

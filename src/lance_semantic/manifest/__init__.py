@@ -53,6 +53,7 @@ from .index_metadata import (
     index_type_name,
     with_index_changes,
     with_rewritten_indices,
+    without_modified_fragments,
 )
 from .indices import index_field_ids, indices_on_fields, without_indices_on_missing_fields
 from .model import (
@@ -162,5 +163,6 @@ __all__ = [
     "encode_rewritten_index",
     "decode_rewritten_index",
     "with_rewritten_indices",
+    "without_modified_fragments",
     "index_type_name",
 ]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyroaring import BitMap
 
@@ -42,6 +42,7 @@ __all__ = [
     "encode_rewritten_index",
     "decode_rewritten_index",
     "with_rewritten_indices",
+    "without_modified_fragments",
 ]
 
 
@@ -359,3 +360,35 @@ def with_rewritten_indices(
         )
         out.append(encode_index_entry(changed))
     return tpb.IndexSection(indices=out).SerializeToString()
+
+
+def without_modified_fragments(
+    section: bytes | None, fragment_ids: Sequence[int], fields_modified: Sequence[int]
+) -> bytes | None:
+    """``section`` after an ``Update`` that rewrote the columns ``fields_modified`` inside
+    the fragments ``fragment_ids``, as pylance 14 applies it: every index over one of those
+    fields stops covering those fragments (its entries there are stale; the fragments are
+    then scanned), and every other entry is kept byte for byte.
+
+    >>> e = IndexEntry("00000000-0000-0000-0000-000000000001", "x_idx", (1,), 1, (0, 1),
+    ...                "/lance.table.BTreeIndexDetails", b"", 0, 5, None, ())
+    >>> section = tpb.IndexSection(indices=[encode_index_entry(e)]).SerializeToString()
+    >>> index_entries(without_modified_fragments(section, [0], [1]))[0].fragment_ids
+    (1,)
+    >>> without_modified_fragments(section, [0], [2]) == section
+    True
+    """
+    modified, touched = set(fields_modified), set(fragment_ids)
+    if not section or not modified or not touched:
+        return section
+    raws = list(tpb.IndexSection.FromString(section).indices)
+    out, changed = [], False
+    for raw in raws:
+        entry = _entry(raw)
+        if modified.isdisjoint(entry.fields) or touched.isdisjoint(entry.fragment_ids):
+            out.append(raw)
+            continue
+        kept = tuple(i for i in entry.fragment_ids if i not in touched)
+        out.append(encode_index_entry(replace(entry, fragment_ids=kept)))
+        changed = True
+    return tpb.IndexSection(indices=out).SerializeToString() if changed else section
