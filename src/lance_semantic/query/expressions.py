@@ -126,7 +126,12 @@ class SqlExpression:
             expr = parse_expression(df, self.sql)
             if self.is_filter:
                 check_filter_literals(expr, batch.schema, self.sql)
-            expr = LiteralResolver(df, self.sql).resolve(expr)
+            try:
+                expr = LiteralResolver(df, self.sql).resolve(expr)
+            except InvalidExpressionError:
+                raise
+            except Exception as e:  # DataFusion raises plain Exception (typing a member)
+                raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
             _remember(_PARSED, key, expr)
         return expr
 
@@ -137,7 +142,12 @@ class SqlExpression:
             expr = parse_expression(df, self.sql)
             if self.is_filter:
                 check_filter_literals(expr, batch.schema, self.sql)
-            expr = LiteralResolver(df, self.sql).resolve(expr)
+            try:
+                expr = LiteralResolver(df, self.sql).resolve(expr)
+            except InvalidExpressionError:
+                raise
+            except Exception as e:  # DataFusion raises plain Exception (typing a member)
+                raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
             _remember(_PARSED, key, expr)
         try:
             out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]

@@ -44,6 +44,9 @@ _BINARY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
 _NUMERICAL = frozenset({"+", "-", "*", "/", "%"})
 
 
+_BINARIES = (pa.binary(), pa.large_binary(), pa.binary_view())
+
+
 def _float_scalar(v: float, target: pa.DataType) -> pa.Scalar:
     """``v`` as a literal of float type ``target`` (Arrow takes a half float as numpy's)."""
     return pa.scalar(np.float16(v) if pa.types.is_float16(target) else v, target)
@@ -83,6 +86,8 @@ def coerce_scalar(value: pa.Scalar, target: pa.DataType) -> pa.Scalar | None:
         if target in (pa.string(), pa.large_string(), pa.string_view()):
             return pa.scalar(v, target)
         return None
+    if dt in _BINARIES:
+        return pa.scalar(v, target) if target in _BINARIES else None
     if pa.types.is_boolean(dt):
         return value if pa.types.is_boolean(target) else None
     if pa.types.is_timestamp(dt) and pa.types.is_timestamp(target):
