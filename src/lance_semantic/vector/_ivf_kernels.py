@@ -12,7 +12,8 @@ a writable, C-contiguous array of the dtype named, so each kernel has one signat
 ``pq_encode``       the nearest codeword of every sub-vector (codes ``uint8``)
 ``sq_encode``       ``floor((x - start) / (end - start) * 255)`` clipped to ``[0, 255]``
 
-The row loops of ``assign``, ``pq_encode`` and ``sq_encode`` run in parallel (``prange``).
+The row loops of ``assign``, ``seed_distances`` (large inputs), ``pq_encode`` and
+``sq_encode`` run in parallel (``prange``).
 """
 
 from __future__ import annotations
@@ -107,21 +108,34 @@ def assign(
             dists[i0 + 3] = b3
 
 
-@_jit
+@_pjit
 def seed_distances(
-    data: np.ndarray, center: np.ndarray, min_d: np.ndarray
+    data: np.ndarray, center: np.ndarray, min_d: np.ndarray, wide: bool
 ) -> float:  # pragma: no cover - compiled
-    """Lower ``min_d[i]`` (float64) to the squared L2 distance of row ``i`` to ``center``
-    (float32 ``[d]``); the new sum of ``min_d``."""
+    """Lower ``min_d[i]`` (float64) to the squared L2 distance (a float32 sum: it only
+    weighs the k-means++ draw) of row ``i`` to ``center`` (float32 ``[d]``); the new sum
+    of ``min_d``. ``wide``: the rows in parallel (for large inputs; below that, starting a
+    parallel region costs more than it saves, more so on a loaded machine). The total is one
+    serial loop either way, so it does not depend on the thread count."""
     n, d = data.shape
+    if wide:
+        for i in prange(n):
+            acc = np.float32(0.0)
+            for j in range(d):
+                t = data[i, j] - center[j]
+                acc += t * t
+            if acc < min_d[i]:
+                min_d[i] = acc
+    else:
+        for i in range(n):
+            acc = np.float32(0.0)
+            for j in range(d):
+                t = data[i, j] - center[j]
+                acc += t * t
+            if acc < min_d[i]:
+                min_d[i] = acc
     total = 0.0
     for i in range(n):
-        acc = 0.0
-        for j in range(d):
-            t = np.float64(data[i, j]) - np.float64(center[j])
-            acc += t * t
-        if acc < min_d[i]:
-            min_d[i] = acc
         total += min_d[i]
     return total
 

@@ -86,7 +86,7 @@ def _warm_assign(k: ModuleType) -> None:
 
 def _warm_seed(k: ModuleType) -> None:
     data, cent = _tiny()
-    k.seed_distances(data, cent[0].copy(), np.full(2, np.inf))
+    k.seed_distances(data, cent[0].copy(), np.full(2, np.inf), False)
 
 
 def _warm_pick(k: ModuleType) -> None:
@@ -162,21 +162,26 @@ class KMeansModel:
     loss: float
 
 
+#: k-means++ seeds inputs of at least this many values with the rows in parallel
+WIDE_SEEDING = 1 << 22
+
+
 def _kmeans_pp(data: F32, k: int, rng: np.random.Generator) -> F32:
+    wide = data.size >= WIDE_SEEDING
     kern = _kernels("seed_distances")
     _kernels("seed_pick")  # (the same module: loaded, or compiled with its notice)
     n = data.shape[0]
     centroids = np.empty((k, data.shape[1]), np.float32)
     centroids[0] = data[rng.integers(n)]
     min_d = np.full(n, np.inf)
-    total = kern.seed_distances(data, centroids[0].copy(), min_d)
+    total = kern.seed_distances(data, centroids[0].copy(), min_d, wide)
     for c in range(1, k):
         if total > 0:
             pick = int(kern.seed_pick(min_d, rng.random() * total))
         else:
             pick = int(rng.integers(n))
         centroids[c] = data[pick]
-        total = kern.seed_distances(data, centroids[c].copy(), min_d)
+        total = kern.seed_distances(data, centroids[c].copy(), min_d, wide)
     return centroids
 
 
@@ -275,8 +280,11 @@ def pq_encode(data: npt.ArrayLike, codebook: F32) -> npt.NDArray[np.uint8]:
 
 
 def sq_bounds(data: npt.ArrayLike) -> tuple[float, float]:
-    """SQ bounds: the smallest and largest value of ``data`` (0, 0 when it is empty)."""
-    x = np.asarray(data, dtype=np.float32)
+    """SQ bounds: the smallest and largest value of ``data`` (0, 0 when it is empty), in
+    the values' own float type (pylance's bounds of a float64 column are float64 values)."""
+    x = np.asarray(data)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float32)
     if x.size == 0:
         return 0.0, 0.0
     return float(x.min()), float(x.max())
