@@ -80,8 +80,11 @@ def _tiny() -> tuple[F32, F32]:
 
 
 def _warm_assign(k: ModuleType) -> None:
+    """``assign`` and ``assign_bounded`` (k-means' step), compiled as one kernel."""
     data, cent = _tiny()
     k.assign(data, cent, False, np.empty(2, np.int32), np.empty(2, np.float32))
+    gap, lower = np.zeros(1), np.zeros(2)
+    k.assign_bounded(data, cent, gap, np.zeros(2, np.int32), np.empty(2, np.float32), lower, True)
 
 
 def _warm_seed(k: ModuleType) -> None:
@@ -185,6 +188,32 @@ def _kmeans_pp(data: F32, k: int, rng: np.random.Generator) -> F32:
     return centroids
 
 
+def _half_gaps(centroids: F32) -> npt.NDArray[np.float64]:
+    """Half the distance from each centroid to its nearest other one (float64; a hair
+    smaller than exact, so rounding never lets a row keep a centroid it should leave)."""
+    c = centroids.astype(np.float64)
+    k = len(c)
+    if k < 2:
+        return np.full(k, np.inf)
+    norms = np.einsum("ij,ij->i", c, c)
+    sq = norms[:, None] + norms[None, :] - 2.0 * (c @ c.T)
+    np.fill_diagonal(sq, np.inf)
+    gaps: npt.NDArray[np.float64] = 0.5 * np.sqrt(np.maximum(sq.min(axis=1), 0.0))
+    return gaps * (1.0 - 1e-6)
+
+
+def _lower_bounds(
+    lower: npt.NDArray[np.float64], labels: npt.NDArray[np.int32], before: F32, after: F32
+) -> None:
+    """Lower every row's bound to the other centroids by the farthest any of them moved."""
+    moved = np.sqrt(((after.astype(np.float64) - before) ** 2).sum(axis=1))
+    if len(moved) < 2:
+        return
+    top = int(np.argmax(moved))
+    second = float(np.partition(moved, -2)[-2])
+    lower -= np.where(labels == top, second, float(moved[top]))
+
+
 def train_kmeans(
     data: npt.ArrayLike,
     k: int,
@@ -208,20 +237,29 @@ def train_kmeans(
     k_acc = _kernels("accumulate")
     labels = np.empty(n, np.int32)
     dists = np.empty(n, np.float32)
+    lower = np.zeros(n, np.float64)  # (L2) distance bound to the other centroids
     previous = np.inf
     loss = np.inf
-    for _ in range(max(1, max_iters)):
-        k_assign.assign(x, centroids, use_dot, labels, dists)
+    for it in range(max(1, max_iters)):
+        if use_dot:
+            k_assign.assign(x, centroids, use_dot, labels, dists)
+        else:
+            k_assign.assign_bounded(
+                x, centroids, _half_gaps(centroids), labels, dists, lower, it == 0
+            )
         loss = float(dists.sum(dtype=np.float64))
         sums = np.zeros((k, x.shape[1]), np.float64)
         counts = np.zeros(k, np.int64)
         k_acc.accumulate(x, labels, sums, counts)
         full = counts > 0
+        before = centroids.copy()
         centroids[full] = (sums[full] / counts[full, None]).astype(np.float32)
         for c in np.flatnonzero(~full):
             far = int(np.argmax(dists))
             centroids[c] = x[far]
             dists[far] = -np.inf
+        if not use_dot:
+            _lower_bounds(lower, labels, before, centroids)
         if abs(previous - loss) <= TOLERANCE * abs(loss):
             break
         previous = loss
