@@ -6,13 +6,15 @@ kernel gate (announced before the first compile, cached on disk in the user-wide
 a writable, C-contiguous array of the dtype named, so each kernel has one signature:
 
 ``assign``          nearest centroid of every row (squared L2, or the largest dot product)
+``assign_bounded``  a k-means step of ``assign`` (L2) skipping rows that cannot move (Hamerly)
 ``seed_distances``  k-means++: lower every row's distance to its nearest chosen centroid
 ``seed_pick``       k-means++: the row where the running sum of those distances passes a target
 ``accumulate``      k-means update: per-centroid sums (float64) and counts of the rows
 ``pq_encode``       the nearest codeword of every sub-vector (codes ``uint8``)
 ``sq_encode``       ``floor((x - start) / (end - start) * 255)`` clipped to ``[0, 255]``
 
-The row loops of ``assign``, ``pq_encode`` and ``sq_encode`` run in parallel (``prange``).
+The row loops of ``assign``, ``seed_distances`` (large inputs), ``pq_encode`` and
+``sq_encode`` run in parallel (``prange``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .ivf_train import KERNEL_CACHE
 
 __all__ = [
     "assign",
+    "assign_bounded",
     "seed_distances",
     "seed_pick",
     "accumulate",
@@ -107,21 +110,87 @@ def assign(
             dists[i0 + 3] = b3
 
 
-@_jit
-def seed_distances(
-    data: np.ndarray, center: np.ndarray, min_d: np.ndarray
-) -> float:  # pragma: no cover - compiled
-    """Lower ``min_d[i]`` (float64) to the squared L2 distance of row ``i`` to ``center``
-    (float32 ``[d]``); the new sum of ``min_d``."""
+@_pjit
+def assign_bounded(
+    data: np.ndarray,
+    centroids: np.ndarray,
+    half_gap: np.ndarray,
+    labels: np.ndarray,
+    dists: np.ndarray,
+    lower: np.ndarray,
+    full: bool,
+) -> None:  # pragma: no cover - compiled
+    """One k-means assignment step (squared L2) that skips the rows whose centroid cannot
+    have changed (Hamerly's bound; the same labels as a full scan, float ties aside).
+
+    ``half_gap[c]`` (float64 ``[k]``) is half the distance from centroid ``c`` to its nearest
+    other centroid; ``lower[i]`` (float64 ``[n]``) a lower bound of the distance from row
+    ``i`` to every centroid but ``labels[i]`` (the caller lowers it by how far the centroids
+    moved). A row whose distance to its own centroid is at most the larger of the two keeps
+    its label; any other row (every row when ``full``) is compared with every centroid, and
+    gets its nearest (``labels``, ``dists`` its squared distance) and the distance to the
+    second nearest as its new ``lower``. ``dists`` is always the squared distance to the
+    row's centroid (the loss)."""
     n, d = data.shape
+    k = centroids.shape[0]
+    for i in prange(n):
+        if not full:
+            a = labels[i]
+            s = np.float32(0.0)
+            for j in range(d):
+                t = data[i, j] - centroids[a, j]
+                s += t * t
+            bound = max(half_gap[a], lower[i])
+            if np.sqrt(np.float64(s)) <= bound:
+                dists[i] = s
+                continue
+        b1 = np.float32(np.inf)
+        b2 = np.float32(np.inf)
+        arg = 0
+        for c in range(k):
+            s = np.float32(0.0)
+            for j in range(d):
+                t = data[i, j] - centroids[c, j]
+                s += t * t
+            if s < b1:
+                b2 = b1
+                b1 = s
+                arg = c
+            elif s < b2:
+                b2 = s
+        labels[i] = arg
+        dists[i] = b1
+        lower[i] = np.sqrt(np.float64(b2))
+
+
+@_pjit
+def seed_distances(
+    data: np.ndarray, center: np.ndarray, min_d: np.ndarray, wide: bool
+) -> float:  # pragma: no cover - compiled
+    """Lower ``min_d[i]`` (float64) to the squared L2 distance (a float32 sum: it only
+    weighs the k-means++ draw) of row ``i`` to ``center`` (float32 ``[d]``); the new sum
+    of ``min_d``. ``wide``: the rows in parallel (for large inputs; below that, starting a
+    parallel region costs more than it saves, more so on a loaded machine). The total is one
+    serial loop either way, so it does not depend on the thread count."""
+    n, d = data.shape
+    if wide:
+        for i in prange(n):
+            acc = np.float32(0.0)
+            for j in range(d):
+                t = data[i, j] - center[j]
+                acc += t * t
+            if acc < min_d[i]:
+                min_d[i] = acc
+    else:
+        for i in range(n):
+            acc = np.float32(0.0)
+            for j in range(d):
+                t = data[i, j] - center[j]
+                acc += t * t
+            if acc < min_d[i]:
+                min_d[i] = acc
     total = 0.0
     for i in range(n):
-        acc = 0.0
-        for j in range(d):
-            t = np.float64(data[i, j]) - np.float64(center[j])
-            acc += t * t
-        if acc < min_d[i]:
-            min_d[i] = acc
         total += min_d[i]
     return total
 

@@ -80,13 +80,16 @@ def _tiny() -> tuple[F32, F32]:
 
 
 def _warm_assign(k: ModuleType) -> None:
+    """``assign`` and ``assign_bounded`` (k-means' step), compiled as one kernel."""
     data, cent = _tiny()
     k.assign(data, cent, False, np.empty(2, np.int32), np.empty(2, np.float32))
+    gap, lower = np.zeros(1), np.zeros(2)
+    k.assign_bounded(data, cent, gap, np.zeros(2, np.int32), np.empty(2, np.float32), lower, True)
 
 
 def _warm_seed(k: ModuleType) -> None:
     data, cent = _tiny()
-    k.seed_distances(data, cent[0].copy(), np.full(2, np.inf))
+    k.seed_distances(data, cent[0].copy(), np.full(2, np.inf), False)
 
 
 def _warm_pick(k: ModuleType) -> None:
@@ -162,22 +165,57 @@ class KMeansModel:
     loss: float
 
 
+#: k-means++ seeds inputs of at least this many values with the rows in parallel
+WIDE_SEEDING = 1 << 22
+
+
 def _kmeans_pp(data: F32, k: int, rng: np.random.Generator) -> F32:
+    wide = data.size >= WIDE_SEEDING
     kern = _kernels("seed_distances")
     _kernels("seed_pick")  # (the same module: loaded, or compiled with its notice)
     n = data.shape[0]
     centroids = np.empty((k, data.shape[1]), np.float32)
     centroids[0] = data[rng.integers(n)]
     min_d = np.full(n, np.inf)
-    total = kern.seed_distances(data, centroids[0].copy(), min_d)
+    total = kern.seed_distances(data, centroids[0].copy(), min_d, wide)
     for c in range(1, k):
         if total > 0:
             pick = int(kern.seed_pick(min_d, rng.random() * total))
         else:
             pick = int(rng.integers(n))
         centroids[c] = data[pick]
-        total = kern.seed_distances(data, centroids[c].copy(), min_d)
+        total = kern.seed_distances(data, centroids[c].copy(), min_d, wide)
     return centroids
+
+
+#: k-means bounds its assignment step (Hamerly) when centroids x dimension reach this
+BOUNDED_WORK = 1 << 14
+
+
+def _half_gaps(centroids: F32) -> npt.NDArray[np.float64]:
+    """Half the distance from each centroid to its nearest other one (float64; a hair
+    smaller than exact, so rounding never lets a row keep a centroid it should leave)."""
+    c = centroids.astype(np.float64)
+    k = len(c)
+    if k < 2:
+        return np.full(k, np.inf)
+    norms = np.einsum("ij,ij->i", c, c)
+    sq = norms[:, None] + norms[None, :] - 2.0 * (c @ c.T)
+    np.fill_diagonal(sq, np.inf)
+    gaps: npt.NDArray[np.float64] = 0.5 * np.sqrt(np.maximum(sq.min(axis=1), 0.0))
+    return gaps * (1.0 - 1e-6)
+
+
+def _lower_bounds(
+    lower: npt.NDArray[np.float64], labels: npt.NDArray[np.int32], before: F32, after: F32
+) -> None:
+    """Lower every row's bound to the other centroids by the farthest any of them moved."""
+    moved = np.sqrt(((after.astype(np.float64) - before) ** 2).sum(axis=1))
+    if len(moved) < 2:
+        return
+    top = int(np.argmax(moved))
+    second = float(np.partition(moved, -2)[-2])
+    lower -= np.where(labels == top, second, float(moved[top]))
 
 
 def train_kmeans(
@@ -203,20 +241,32 @@ def train_kmeans(
     k_acc = _kernels("accumulate")
     labels = np.empty(n, np.int32)
     dists = np.empty(n, np.float32)
+    lower = np.zeros(n, np.float64)  # (L2) distance bound to the other centroids
     previous = np.inf
     loss = np.inf
-    for _ in range(max(1, max_iters)):
-        k_assign.assign(x, centroids, use_dot, labels, dists)
+    # the bound pays for itself when a full scan is long (k * d large: IVF's centroids);
+    # a PQ sub-vector's 256 x d/m scan is quicker in assign's four-rows-at-a-time loop
+    bounded = not use_dot and k * x.shape[1] >= BOUNDED_WORK
+    for it in range(max(1, max_iters)):
+        if not bounded:
+            k_assign.assign(x, centroids, use_dot, labels, dists)
+        else:
+            k_assign.assign_bounded(
+                x, centroids, _half_gaps(centroids), labels, dists, lower, it == 0
+            )
         loss = float(dists.sum(dtype=np.float64))
         sums = np.zeros((k, x.shape[1]), np.float64)
         counts = np.zeros(k, np.int64)
         k_acc.accumulate(x, labels, sums, counts)
         full = counts > 0
+        before = centroids.copy()
         centroids[full] = (sums[full] / counts[full, None]).astype(np.float32)
         for c in np.flatnonzero(~full):
             far = int(np.argmax(dists))
             centroids[c] = x[far]
             dists[far] = -np.inf
+        if bounded:
+            _lower_bounds(lower, labels, before, centroids)
         if abs(previous - loss) <= TOLERANCE * abs(loss):
             break
         previous = loss
@@ -275,8 +325,11 @@ def pq_encode(data: npt.ArrayLike, codebook: F32) -> npt.NDArray[np.uint8]:
 
 
 def sq_bounds(data: npt.ArrayLike) -> tuple[float, float]:
-    """SQ bounds: the smallest and largest value of ``data`` (0, 0 when it is empty)."""
-    x = np.asarray(data, dtype=np.float32)
+    """SQ bounds: the smallest and largest value of ``data`` (0, 0 when it is empty), in
+    the values' own float type (pylance's bounds of a float64 column are float64 values)."""
+    x = np.asarray(data)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float32)
     if x.size == 0:
         return 0.0, 0.0
     return float(x.min()), float(x.max())

@@ -121,3 +121,22 @@ def test_warm_up_names_every_kernel_and_a_compile_is_announced(
         "lance-semantic: compiling vector search's partition assignment"
     )
     assert str(ivf_train.KERNEL_CACHE.cache_dir().name).startswith("numba-")
+
+
+def test_the_bounded_kmeans_step_gives_the_full_scans_labels() -> None:
+    """k-means' assignment step skips rows by Hamerly's bound: after the centroids move,
+    the rows it keeps and the rows it rescans get the labels of a full scan."""
+    x = _data(3000, 8)
+    kern = ivf_train._kernels("assign")
+    c = x[:32].copy()
+    n = len(x)
+    labels, dists, lower = np.empty(n, np.int32), np.empty(n, np.float32), np.zeros(n)
+    kern.assign_bounded(x, c, ivf_train._half_gaps(c), labels, dists, lower, True)
+    for step in range(5):
+        before = c.copy()
+        c += np.random.default_rng(step).standard_normal(c.shape).astype(np.float32) * 0.05
+        ivf_train._lower_bounds(lower, labels, before, c)
+        kern.assign_bounded(x, c, ivf_train._half_gaps(c), labels, dists, lower, False)
+        ref = _l2(x, c)
+        assert (labels == ref.argmin(1)).mean() > 0.999
+        np.testing.assert_allclose(dists, ref[np.arange(n), labels], rtol=1e-4, atol=1e-3)

@@ -10,6 +10,9 @@ transaction commits the index entry (``/lance.index.pb.VectorIndexDetails``, nam
 ``<column>_idx``, the fragments read, the files with their sizes); on any error nothing is
 committed and the files written are removed.
 
+Vectors of float16, float32 or float64: as pylance 14, the index keeps the column's type
+for the centroids, the PQ codebook and IVF_FLAT's vectors (training runs in float32).
+
 As pylance 14: null vectors are not indexed (nor, with ``filter_nan``, vectors holding a
 NaN); ``num_partitions`` above what the rows allow is lowered with a warning (IVF_PQ: one
 partition per 256 rows; others: one per row); without ``num_partitions``, IVF_FLAT takes one
@@ -83,6 +86,8 @@ _KNOWN_KWARGS = {"num_bits", "max_iters", "sample_rate"}
 _TARGET_PARTITION_SIZE = {"IVF_FLAT": 4096, "IVF_SQ": 8192}
 _BATCH = 8192
 F32 = npt.NDArray[np.float32]
+#: vectors as the column holds them (float16, float32 or float64)
+Vectors = npt.NDArray[np.floating[Any]]
 
 
 def _index_type(index_type: object) -> IvfIndexType:
@@ -129,8 +134,9 @@ def _refuse_engine_options(
             raise NotSupportedYetError(f"create_index: {k}={options[k]!r}")
 
 
-def _vector_column(snap: Snapshot, column: object) -> tuple[str, int, int]:
-    """The column's name, field id and dimension (float32 fixed-size lists only)."""
+def _vector_column(snap: Snapshot, column: object) -> tuple[str, int, int, np.dtype[Any]]:
+    """The column's name, field id, dimension and value type (fixed-size lists of float16,
+    float32 or float64)."""
     if isinstance(column, (list, tuple)):
         if len(column) != 1:
             raise NotSupportedYetError("create_index: a vector index over several columns")
@@ -148,24 +154,25 @@ def _vector_column(snap: Snapshot, column: object) -> tuple[str, int, int]:
             f"Vector column {column} must be FixedSizeListArray 1-dimensional "
             f"FixedShapeTensorArray, got {dtype}"
         )
-    if dtype.value_type != pa.float32():
+    if dtype.value_type not in (pa.float16(), pa.float32(), pa.float64()):
         raise NotSupportedYetError(
-            f"create_index: vectors of {dtype.value_type} (column {column}; float32 only)"
+            f"create_index: vectors of {dtype.value_type} (column {column}; float16, float32 "
+            "or float64 only)"
         )
     field_id = next(f.id for f in snap.semantic_schema if f.path == column)
-    return column, field_id, int(dtype.list_size)
+    return column, field_id, int(dtype.list_size), np.dtype(dtype.value_type.to_pandas_dtype())
 
 
 def _batches(
     snap: Snapshot, column: str, fragments: Sequence[Fragment] | None = None
-) -> Callable[[], Iterator[tuple[npt.NDArray[np.uint64], F32, npt.NDArray[np.bool_]]]]:
+) -> Callable[[], Iterator[tuple[npt.NDArray[np.uint64], Vectors, npt.NDArray[np.bool_]]]]:
     """A fresh stream of (row addresses, vectors, valid) per batch of the column (of
     ``fragments``; default: every fragment)."""
     chosen = snap.manifest.fragments if fragments is None else fragments
     request = ScanRequest(columns=[column], with_row_address=True, batch_size=_BATCH)
     plan = plan_scan(snap.semantic_schema, request, flagged=snap.semantic_types)
 
-    def stream() -> Iterator[tuple[npt.NDArray[np.uint64], F32, npt.NDArray[np.bool_]]]:
+    def stream() -> Iterator[tuple[npt.NDArray[np.uint64], Vectors, npt.NDArray[np.bool_]]]:
         for batch in run_scan(snap.store, snap.semantic_schema, chosen, plan, request):
             arr = batch.column(column)
             if isinstance(arr, pa.ChunkedArray):  # pragma: no cover - batches hold arrays
@@ -180,7 +187,7 @@ def _batches(
     return stream
 
 
-def _usable(x: F32, valid: npt.NDArray[np.bool_], filter_nan: bool) -> npt.NDArray[np.bool_]:
+def _usable(x: Vectors, valid: npt.NDArray[np.bool_], filter_nan: bool) -> npt.NDArray[np.bool_]:
     keep = valid.copy()
     if filter_nan:
         keep &= ~np.isnan(x).any(axis=1)
@@ -220,7 +227,7 @@ def create_index(
     metric_name: Metric = canonical_metric(metric)
     if metric_name == "hamming":
         raise NotSupportedYetError("create_index: metric hamming")
-    column_name, field_id, dim = _vector_column(snap, column)
+    column_name, field_id, dim, value_dtype = _vector_column(snap, column)
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     index_name = name or f"{column_name}_idx"
@@ -278,8 +285,8 @@ def create_index(
     )
     want = params.sample_size()
     chosen = np.sort(rng.choice(total, size=min(total, want), replace=False)) if total else None
-    sample_x: list[F32] = []
-    kept: list[tuple[npt.NDArray[np.uint64], F32]] = []
+    sample_x: list[Vectors] = []
+    kept: list[tuple[npt.NDArray[np.uint64], Vectors]] = []
     whole = total <= want
     seen = 0
     usable_rows = 0
@@ -295,7 +302,7 @@ def create_index(
             picked = picked[keep[picked]]
             sample_x.append(x[picked])
         seen += len(x)
-    sample = np.concatenate(sample_x) if sample_x else np.empty((0, dim), np.float32)
+    sample = np.concatenate(sample_x) if sample_x else np.empty((0, dim), value_dtype)
     rows = usable_rows  # the vectors pass 1 saw (nulls and NaNs left out)
     num_partitions = _partitions(kind, num_partitions, rows, target_partition_size, column_name)
     if len(sample) < num_partitions:
@@ -307,9 +314,10 @@ def create_index(
     params = IvfParams(
         kind, metric_name, num_partitions, num_sub_vectors, num_bits, max_iters, sample_rate
     )
-    builder = IvfBuilder(params, dim)
+    builder = IvfBuilder(params, dim, dtype=value_dtype)
     builder.train(sample, ivf_centroids=centroids, pq_codebook=codebook)
     del sample, sample_x
+    builder.reserve(rows)
     if whole:
         for addresses, x in kept:
             builder.add(addresses, x)
