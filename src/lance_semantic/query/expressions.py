@@ -122,33 +122,29 @@ class SqlExpression:
         key = (self.sql, self.is_filter, _schema_key(batch.schema))
         expr = _PARSED.get(key)
         if expr is None:
-            df = self._session().read_batches([batch])
-            expr = parse_expression(df, self.sql)
-            if self.is_filter:
-                check_filter_literals(expr, batch.schema, self.sql)
-            try:
-                expr = LiteralResolver(df, self.sql).resolve(expr)
-            except InvalidExpressionError:
-                raise
-            except Exception as e:  # DataFusion raises plain Exception (typing a member)
-                raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
-            _remember(_PARSED, key, expr)
+            expr = self._parse(self._session().read_batches([batch]), batch.schema, key)
+        return expr
+
+    def _parse(self, df: Any, schema: pa.Schema, key: tuple[str, bool, str]) -> Any:
+        """The text parsed over frame ``df`` (of ``schema``), checked as a filter with
+        ``is_filter``, its literals resolved; remembered under ``key``."""
+        expr = parse_expression(df, self.sql)
+        if self.is_filter:
+            check_filter_literals(expr, schema, self.sql)
+        try:
+            expr = LiteralResolver(df, self.sql).resolve(expr)
+        except InvalidExpressionError:
+            raise
+        except Exception as e:  # DataFusion raises plain Exception (typing a member)
+            raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
+        _remember(_PARSED, key, expr)
         return expr
 
     def _evaluate(self, batch: pa.RecordBatch, key: tuple[str, bool, str]) -> pa.Array:
         df = self._session().read_batches([batch])
         expr = _PARSED.get(key)
         if expr is None:
-            expr = parse_expression(df, self.sql)
-            if self.is_filter:
-                check_filter_literals(expr, batch.schema, self.sql)
-            try:
-                expr = LiteralResolver(df, self.sql).resolve(expr)
-            except InvalidExpressionError:
-                raise
-            except Exception as e:  # DataFusion raises plain Exception (typing a member)
-                raise InvalidExpressionError(self.sql, str(e).splitlines()[0]) from e
-            _remember(_PARSED, key, expr)
+            expr = self._parse(df, batch.schema, key)
         try:
             out = df.select(expr.alias("__value")).to_arrow_table().column(0)  # type: ignore[attr-defined]
         except Exception as e:  # DataFusion raises plain Exception
