@@ -114,8 +114,11 @@ def test_each_library_answers_through_the_others_index(
         for q in queries[:5]:
             ids, dists = _answers(lance.dataset(theirs), q, nprobes=P)
             got, got_d = _answers(ls.dataset(theirs), q, nprobes=P)
-            assert got == ids
             np.testing.assert_allclose(got_d, dists, rtol=2e-3, atol=2e-3)
+            # the rows up to the k-th distance agree; at the cut-off, distances within
+            # float16 PQ's rounding (our kernels sum in another order) may swap a tie
+            below = [i for i, d in zip(ids, dists, strict=True) if d < dists[-1] - 2e-3]
+            assert got[: len(below)] == below
         return
     # IVF_FLAT keeps the vectors, IVF_SQ codes them between the column's bounds: probing
     # every partition, each library answers exactly as pylance over its own index
