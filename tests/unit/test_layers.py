@@ -25,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "vector": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     # scalar indices (BTREE, BITMAP, LABEL_LIST reads, the filter selection planner)
     "scalar": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
+    # full-text search (INVERTED index reads, the analyzer): beside vector and scalar
+    "fts": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "write": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "read": {
         "errors",
@@ -129,6 +131,7 @@ ACYCLIC = [
     "query",
     "vector",
     "scalar",
+    "fts",
     "read",
     "write",
     "dataset",
