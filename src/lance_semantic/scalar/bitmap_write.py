@@ -4,9 +4,9 @@ One Lance 2.2 file, ``bitmap_page_lookup.lance`` (measured on pylance 14, see
 ``docs/format/index-formats.md``): one row per distinct key, ``keys`` (the key type,
 sorted: the null key first, floats in total order so ``-0.0`` and ``0.0`` are two keys)
 and ``bitmaps: binary``, the key's rows as a RowIdTreeMap (``u32`` count, then per
-fragment in ascending id ``u32`` id, ``u32`` size, portable roaring of the row offsets, as
-pyroaring serialises it without run optimisation); schema metadata ``lance:index_stats`` =
-``{"num_bitmaps":N}``.
+fragment in ascending id ``u32`` id, ``u32`` size, portable roaring of the row offsets
+without run containers: pyroaring's ``optimize=False``); schema metadata
+``lance:index_stats`` = ``{"num_bitmaps":N}``.
 
 LABEL_LIST indexes the lists' items (a null item is the null key; a row is in a key's
 bitmap once however often the item repeats) and keeps the rows whose list is null in
@@ -45,7 +45,7 @@ def _tree_map_from_sorted(addresses: npt.NDArray[np.uint64]) -> bytes:
     bounds = np.concatenate([[0], cuts, [len(addresses)]])
     parts = [struct.pack("<I", len(bounds) - 1)]
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        raw = BitMap(offsets[a:b]).serialize()
+        raw = BitMap(offsets[a:b], optimize=False).serialize()
         parts.append(_HEADER.pack(int(frags[a]), len(raw)))
         parts.append(raw)
     return b"".join(parts)
