@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -343,3 +344,104 @@ def test_a_failed_write_leaves_no_files(tmp_path: Path, monkeypatch: pytest.Monk
     assert ds.version == 1
     folder = os.path.join(uri, "_indices")
     assert not os.path.exists(folder) or os.listdir(folder) == []
+
+
+MAINTENANCE_FILTERS = [
+    "a = 3",
+    "a = 105",
+    "id = 50",
+    "id IN (111, 112)",
+    "array_has_any(l, ['1'])",
+    "a > 4",
+]
+
+
+def _segments(uri: str) -> list[tuple[str, list[list[int]]]]:
+    return [
+        (d.name, [sorted(s.fragment_ids) for s in d.segments])
+        for d in lance.dataset(uri).describe_indices()
+    ]
+
+
+def _stats(uri: str, name: str, lib: Any) -> dict[str, Any]:
+    got = dict(lib.dataset(uri).stats.index_stats(name))
+    got.pop("updated_at_timestamp_ms", None)
+    return got
+
+
+def test_append_delete_update_optimize_compact_like_pylance(tmp_path: Path) -> None:
+    """The same maintenance through pylance (its own indices) and through us (ours):
+    the same fragments covered at each step, the same statistics, and filters (through
+    pylance and through us) equal a plain scan."""
+    seen: dict[str, list[Any]] = {}
+    for lib in (lance, ls):
+        uri = str(tmp_path / f"{lib.__name__}.lance")
+        table = pa.table(
+            {
+                "id": np.arange(100),
+                "a": np.arange(100) % 7,
+                "l": [[str(i % 3)] for i in range(100)],
+            }
+        )
+        ds = lib.write_dataset(table, uri, max_rows_per_file=30)
+        ds.create_scalar_index("a", "BTREE")
+        ds.create_scalar_index("id", "BITMAP")
+        ds.create_scalar_index("l", "LABEL_LIST")
+        steps = []
+        more = {"id": np.arange(100, 110), "a": np.arange(10) % 7, "l": [["1"]] * 10}
+        ds.insert(pa.table(more))
+        steps.append(_segments(uri))  # the new fragment is not indexed
+        ds.delete("id % 9 = 2")
+        ds.update({"a": "a + 100"}, where="id = 5")
+        steps.append(_segments(uri))
+        ds.optimize.optimize_indices()
+        steps.append(_segments(uri))  # one segment over every fragment
+        ds.insert(pa.table({"id": np.arange(110, 120), "a": np.arange(10) % 7, "l": [["2"]] * 10}))
+        ds.delete("id % 9 = 4")
+        metrics = ds.optimize.compact_files()
+        steps.append((metrics.fragments_removed, metrics.fragments_added, _segments(uri)))
+        steps.append([_stats(uri, n, lance) for n in ("a_idx", "id_idx", "l_idx")])
+        assert [_stats(uri, n, ls) for n in ("a_idx", "id_idx", "l_idx")] == steps[-1]
+        pl = lance.dataset(uri)
+        for f in MAINTENANCE_FILTERS:
+            assert "ScalarIndexQuery" in pl.scanner(filter=f).explain_plan(True), f
+            expected = _rows(pl.to_table(filter=f, use_scalar_index=False))
+            assert _rows(pl.to_table(filter=f)) == expected, f
+            assert _rows(ls.dataset(uri).to_table(filter=f)) == expected, f
+        seen[lib.__name__] = steps
+    assert seen["lance_semantic"] == seen["lance"]
+
+
+def test_drop_and_overwrite(tmp_path: Path) -> None:
+    uri = str(tmp_path / "t.lance")
+    ds = ls.write_dataset(pa.table({"a": np.arange(50) % 5}), uri)
+    ds.create_scalar_index("a", "BITMAP")
+    ds.drop_index("a_idx")
+    assert ds.list_indices() == [] and lance.dataset(uri).describe_indices() == []
+    ds.create_scalar_index("a", "BTREE")
+    ds = ls.write_dataset(pa.table({"a": np.arange(5)}), uri, mode="overwrite")
+    assert ds.list_indices() == lance.dataset(uri).describe_indices() == []
+    assert ds.to_table(filter="a = 3").num_rows == 1
+
+
+@pytest.mark.parametrize("kind", ["BTREE", "BITMAP", "LABEL_LIST"])
+def test_pylances_own_indices_are_remapped_like_pylance(tmp_path: Path, kind: str) -> None:
+    """pylance's own index on a table, compacted by pylance and by us: the same fragments
+    covered, and pylance's filters through our remapped index equal its own."""
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    column = "l" if kind == "LABEL_LIST" else "a"
+    for i in range(3):
+        rows = np.arange(i * 100, (i + 1) * 100)
+        t = pa.table({"id": rows, "a": rows % 13, "l": [[str(r % 4)] for r in rows]})
+        lance.write_dataset(t, theirs, mode="append" if i else "create")
+    lance.dataset(theirs).delete("id % 7 = 1")
+    lance.dataset(theirs).create_scalar_index(column, kind)
+    shutil.copytree(theirs, ours)
+    lance.dataset(theirs).optimize.compact_files()
+    ls.dataset(ours).optimize.compact_files()
+    assert _segments(ours) == _segments(theirs)
+    f = "array_has_any(l, ['1'])" if kind == "LABEL_LIST" else "a = 4"
+    pl = lance.dataset(ours)
+    assert "ScalarIndexQuery" in pl.scanner(filter=f).explain_plan(True)
+    expected = _rows(lance.dataset(theirs).to_table(filter=f))
+    assert _rows(pl.to_table(filter=f)) == _rows(ls.dataset(ours).to_table(filter=f)) == expected

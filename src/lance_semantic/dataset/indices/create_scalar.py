@@ -53,7 +53,13 @@ from ...types.layouts import default_output_encoding
 from ..core import Snapshot
 from .drop import raw_entries
 
-__all__ = ["create_scalar_index", "SCALAR_WRITTEN", "scalar_key_type_ok"]
+__all__ = [
+    "create_scalar_index",
+    "build_scalar_index",
+    "scalar_kind",
+    "SCALAR_WRITTEN",
+    "scalar_key_type_ok",
+]
 
 ScalarKind = Literal["BTREE", "BITMAP", "LABEL_LIST"]
 
@@ -243,37 +249,18 @@ def create_scalar_index(
             index_uuid = str(uuidlib.UUID(str(index_uuid)))
         except ValueError as e:
             raise ValueError(f"Invalid UUID string for index_uuid: {e}") from None
-    field_id, encodings, read_type = _key_column(snap, path, kind)
+    _key_column(snap, path, kind)  # the column's checks, before anything is written
     existing = [e for e in index_entries(snap.manifest.index_section) if e.name == index_name]
     if existing and not replace:
         raise RuntimeError(
             f"Index name '{index_name}' already exists, please specify a different name or "
             "use replace=True"
         )
-    if train:
-        values, ids = _read_keys(snap, path, encodings, read_type)
-        fragments = tuple(sorted(f.id for f in snap.manifest.fragments))
-    else:
-        values, ids, fragments = pa.array([], read_type), np.empty(0, np.uint64), ()
     uuid = index_uuid or str(uuidlib.uuid4())
     folder = f"_indices/{uuid}"
     try:
         with UncommittedFiles(snap.store) as files:
-            written = _write(files, folder, kind, values, ids)
-            type_url, version = SCALAR_WRITTEN[kind]
-            entry = IndexEntry(
-                uuid=uuid,
-                name=index_name,
-                fields=(field_id,),
-                dataset_version=snap.version,
-                fragment_ids=fragments,
-                type_url=type_url,
-                details=b"",
-                index_version=version,
-                created_at_ms=int(time.time() * 1000),
-                base_id=None,
-                files=tuple(written),
-            )
+            entry = build_scalar_index(snap, files, kind, path, index_name, uuid, train=train)
             op = CreateIndex(
                 new_indices=(encode_index_entry(entry),),
                 removed_indices=tuple(raw_entries(snap.manifest, {e.uuid for e in existing})),
@@ -283,6 +270,51 @@ def create_scalar_index(
         snap.store.remove_empty_dir(folder)  # its files are gone (UncommittedFiles)
         raise
     return manifest, None
+
+
+def scalar_kind(entry: IndexEntry) -> ScalarKind | None:
+    """The type of a BTREE / BITMAP / LABEL_LIST index entry written here (None: another
+    type or version)."""
+    for kind, (type_url, version) in SCALAR_WRITTEN.items():
+        if entry.type_url == type_url and entry.index_version == version:
+            return cast(ScalarKind, kind)
+    return None
+
+
+def build_scalar_index(
+    snap: Snapshot,
+    files: UncommittedFiles,
+    kind: ScalarKind,
+    path: str,
+    name: str,
+    uuid: str,
+    *,
+    train: bool = True,
+) -> IndexEntry:
+    """Write the files of a ``kind`` index named ``name`` over column ``path`` (every
+    fragment of the snapshot; none without ``train``) into ``_indices/<uuid>/`` (each
+    registered in ``files``); its entry, uncommitted."""
+    field_id, encodings, read_type = _key_column(snap, path, kind)
+    if train:
+        values, ids = _read_keys(snap, path, encodings, read_type)
+        fragments = tuple(sorted(f.id for f in snap.manifest.fragments))
+    else:
+        values, ids, fragments = pa.array([], read_type), np.empty(0, np.uint64), ()
+    written = _write(files, f"_indices/{uuid}", kind, values, ids)
+    type_url, version = SCALAR_WRITTEN[kind]
+    return IndexEntry(
+        uuid=uuid,
+        name=name,
+        fields=(field_id,),
+        dataset_version=snap.version,
+        fragment_ids=fragments,
+        type_url=type_url,
+        details=b"",
+        index_version=version,
+        created_at_ms=int(time.time() * 1000),
+        base_id=None,
+        files=tuple(written),
+    )
 
 
 def _write(
