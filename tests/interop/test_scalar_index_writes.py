@@ -11,6 +11,7 @@ stable); pylance lists and describes our index, plans its filters through it
 from __future__ import annotations
 
 import datetime
+import decimal
 import os
 import shutil
 from pathlib import Path
@@ -445,3 +446,76 @@ def test_pylances_own_indices_are_remapped_like_pylance(tmp_path: Path, kind: st
     assert "ScalarIndexQuery" in pl.scanner(filter=f).explain_plan(True)
     expected = _rows(lance.dataset(theirs).to_table(filter=f))
     assert _rows(pl.to_table(filter=f)) == _rows(ls.dataset(ours).to_table(filter=f)) == expected
+
+
+# ---- flagged tables: one semantic type, several layouts in the data files --------------
+
+
+def _flagged_part(lo: int, layout: str) -> pa.Table:
+    ids = np.arange(lo, lo + PER_FILE)
+    s = pa.array([f"s{i % 97:02d}" for i in ids], mask=ids % 89 == 0)
+    d = pa.array([decimal.Decimal(int(i % 83)) / 4 for i in ids], pa.decimal128(10, 2))
+    labels = pa.array([[f"t{i % 61}", f"u{i % 5}"] for i in ids])
+    if layout == "large":
+        s = s.cast(pa.large_string())
+        d = d.cast(pa.decimal256(10, 2))
+        labels = labels.cast(pa.large_list(pa.large_string()))
+    elif layout == "dictionary":
+        s = s.dictionary_encode()
+    return pa.table({"id": pa.array(ids, pa.int64()), "s": s, "d": d, "l": labels})
+
+
+FLAGGED_FILTERS = [
+    "s = 's03'",
+    "s IN ('s01', 's52')",
+    "s >= 's95'",
+    "s IS NULL",
+    "d = CAST(2.25 AS DECIMAL(10, 2))",
+    "d > CAST(20.25 AS DECIMAL(10, 2))",
+    "array_has_any(l, ['t07', 't08'])",
+    "array_has_all(l, ['t07', 'u2'])",
+]
+
+
+@pytest.mark.parametrize(
+    ("column", "index_type", "key_type"),
+    [
+        ("s", "BTREE", pa.string()),
+        ("s", "BITMAP", pa.string()),
+        ("d", "BTREE", pa.decimal128(10, 2)),
+        ("d", "BITMAP", pa.decimal128(10, 2)),
+        ("l", "LABEL_LIST", pa.string()),
+    ],
+)
+def test_flagged_layout_mixes_index_the_default_layout(
+    tmp_path: Path, column: str, index_type: str, key_type: pa.DataType
+) -> None:
+    uri = str(tmp_path / "t.lance")
+    ds = ls.write_dataset(
+        _flagged_part(0, "default"), uri, data_storage_version="2.2", semantic_types=True
+    )
+    ds.insert(_flagged_part(PER_FILE, "large"))
+    ds.insert(_flagged_part(2 * PER_FILE, "dictionary"))
+    ds.delete("id % 17 = 3")
+    assert ds.semantic_types
+    layouts = set()
+    for fragment in ds.get_fragments():
+        (data_file,) = fragment.metadata.files
+        schema = LanceFileReader(os.path.join(uri, "data", data_file.path)).metadata().schema
+        layouts.add(str(schema.field(column).type))
+    assert len(layouts) > 1  # the data files hold different layouts of the column
+    # the field's recorded output encoding is not the index's key layout
+    ds.set_output_encoding(
+        column, {"s": "large_utf8", "d": "decimal256", "l": "large_list"}[column]
+    )
+    ds.create_scalar_index(column, index_type)
+    (info,) = ds.list_indices()
+    folder = os.path.join(uri, "_indices", info["uuid"])
+    for name in os.listdir(folder):
+        got = LanceFileReader(os.path.join(folder, name)).metadata().schema.field(0).type
+        assert got == key_type, name
+    own = [f for f in FLAGGED_FILTERS if f.split("(")[-1].startswith(column) or f[0] == column]
+    assert own
+    for f in own:
+        assert ds.scanner(filter=f)._scalar_choice() is not None, f
+        assert _rows(ds.to_table(filter=f)) == _rows(ds.to_table(filter=f, use_scalar_index=False))
