@@ -51,6 +51,7 @@ from ...scalar.btree_write import write_btree
 from ...storage import UncommittedFiles
 from ...types.layouts import default_output_encoding
 from ..core import Snapshot
+from .create_inverted import create_inverted_index
 from .drop import raw_entries
 
 __all__ = [
@@ -70,7 +71,9 @@ SCALAR_WRITTEN: Final[dict[str, tuple[str, int]]] = {
     "LABEL_LIST": ("/lance.table.LabelListIndexDetails", 1),
 }
 #: pylance 14's other scalar types (refused here by name)
-_NOT_YET: Final = ("ZONEMAP", "BLOOMFILTER", "INVERTED", "FTS", "NGRAM", "RTREE", "MINHASHLSH")
+_NOT_YET: Final = ("ZONEMAP", "BLOOMFILTER", "NGRAM", "RTREE", "MINHASHLSH")
+#: the full-text index types (dataset/indices/create_inverted.py)
+_FULL_TEXT: Final = ("INVERTED", "FTS")
 _PYLANCE_TYPES: Final = (
     '"BTREE", "BITMAP", "NGRAM", "ZONEMAP", "LABEL_LIST", "INVERTED", "BLOOMFILTER", "RTREE" '
     'or "MINHASHLSH"'
@@ -233,6 +236,8 @@ def create_scalar_index(
     params: dict[str, Any],
 ) -> tuple[Manifest, None]:
     """Build and commit the index; the new manifest. See ``Dataset.create_scalar_index``."""
+    if isinstance(index_type, str) and index_type.upper() in _FULL_TEXT:
+        return _full_text(snap, column, name, replace, train, fragment_ids, index_uuid, params)
     kind = _kind(index_type)
     path = _column_path(column)
     if fragment_ids is not None:
@@ -244,11 +249,7 @@ def create_scalar_index(
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     index_name = name or f"{path}_idx"
-    if index_uuid is not None:
-        try:
-            index_uuid = str(uuidlib.UUID(str(index_uuid)))
-        except ValueError as e:
-            raise ValueError(f"Invalid UUID string for index_uuid: {e}") from None
+    index_uuid = _uuid(index_uuid)
     _key_column(snap, path, kind)  # the column's checks, before anything is written
     existing = [e for e in index_entries(snap.manifest.index_section) if e.name == index_name]
     if existing and not replace:
@@ -270,6 +271,40 @@ def create_scalar_index(
         snap.store.remove_empty_dir(folder)  # its files are gone (UncommittedFiles)
         raise
     return manifest, None
+
+
+def _full_text(
+    snap: Snapshot,
+    column: object,
+    name: object,
+    replace: bool,
+    train: bool,
+    fragment_ids: Sequence[int] | None,
+    index_uuid: str | None,
+    params: dict[str, Any],
+) -> tuple[Manifest, None]:
+    path = _column_path(column)
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    return create_inverted_index(
+        snap,
+        path,
+        name or f"{path}_idx",
+        replace=replace,
+        train=train,
+        fragment_ids=fragment_ids,
+        index_uuid=_uuid(index_uuid),
+        options=params,
+    )
+
+
+def _uuid(index_uuid: str | None) -> str | None:
+    if index_uuid is None:
+        return None
+    try:
+        return str(uuidlib.UUID(str(index_uuid)))
+    except ValueError as e:
+        raise ValueError(f"Invalid UUID string for index_uuid: {e}") from None
 
 
 def scalar_kind(entry: IndexEntry) -> ScalarKind | None:
