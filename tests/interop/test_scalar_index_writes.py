@@ -279,6 +279,8 @@ def _bad(uri: str) -> ls.Dataset:
             "v": pa.array([[1.0, 2.0]] * 10, pa.list_(pa.float32(), 2)),
             "l": pa.array([[1]] * 10),
             "d": pa.array([str(i % 3) for i in range(10)]).dictionary_encode(),
+            "s": pa.array([f"word {i}" for i in range(10)]),
+            "ls": pa.array([["a b"]] * 10),
         }
     )
     lance.write_dataset(table, uri)
@@ -304,8 +306,17 @@ def _bad(uri: str) -> ls.Dataset:
         ("st.x", "BTREE", {}, NotSupportedYetError, "nested field st.x"),
         ("a", "ZONEMAP", {}, NotSupportedYetError, "ZONEMAP"),
         ("a", "BLOOMFILTER", {}, NotSupportedYetError, "BLOOMFILTER"),
-        ("a", "INVERTED", {}, NotSupportedYetError, "INVERTED"),
-        ("a", "FTS", {}, NotSupportedYetError, "FTS"),
+        ("a", "INVERTED", {}, TypeError, "INVERTED index column a must be string"),
+        ("a", "FTS", {}, TypeError, "INVERTED index column a must be string"),
+        ("s", "INVERTED", {"foo": 1}, ValueError, "unknown FTS index parameter 'foo'"),
+        ("s", "INVERTED", {"base_tokenizer": "bogus"}, ValueError, "unknown base tokenizer"),
+        ("s", "INVERTED", {"with_position": "yes"}, TypeError, "not an instance of 'bool'"),
+        ("s", "INVERTED", {"base_tokenizer": "ngram"}, NotSupportedYetError, "'ngram'"),
+        ("s", "INVERTED", {"block_size": 256}, NotSupportedYetError, "block_size 256"),
+        ("s", "INVERTED", {"fragment_ids": [0]}, NotSupportedYetError, "fragment_ids"),
+        ("s", "INVERTED", {"index_uuid": "bad"}, ValueError, "Invalid UUID string"),
+        ("ls", "INVERTED", {}, NotSupportedYetError, "list column ls"),
+        ("nope", "INVERTED", {}, KeyError, "nope not found in schema"),
         ("a", "NGRAM", {}, NotSupportedYetError, "NGRAM"),
     ],
 )

@@ -177,8 +177,6 @@ def create_inverted_index(
     options: Mapping[str, Any],
 ) -> tuple[Manifest, None]:
     """Build and commit the index; the new manifest (see ``Dataset.create_scalar_index``)."""
-    from ...fts.tokenize import Analyzer
-
     params = inverted_params(options)
     if fragment_ids is not None:
         raise NotSupportedYetError("create_scalar_index: fragment_ids for an INVERTED index")
@@ -189,6 +187,8 @@ def create_inverted_index(
             f"Index name '{index_name}' already exists, please specify a different name or "
             "use replace=True"
         )
+    from ...fts.tokenize import Analyzer  # (i31/fts-tokens: a top-level import once landed)
+
     analyzer = Analyzer(params)
     if train:
         texts, addresses = _documents(snap, column, encodings)
