@@ -171,6 +171,16 @@ def test_documents_split_over_chunks_and_views(tmp_path: Path) -> None:
     assert analyzer.tokenize([]).to_pylist() == []
 
 
+def test_whitespace_split_without_vertical_tab_is_pylances(tmp_path: Path) -> None:
+    """Columns without ``\\v`` split through Arrow's ASCII whitespace (another path)."""
+    docs = [None if d is None else d.replace("\v", "") for d in CORPUS]
+    docs += [" \t lead and trail \r\n", "\f", "a\u00a0b\u2003c\u3000d"]
+    analyzer = _check(tmp_path, docs, base_tokenizer="whitespace", max_token_length=None, **OFF)
+    assert analyzer.tokenize(docs).to_pylist() == [
+        None if d is None else analyzer.tokens(d) for d in docs
+    ]
+
+
 # -- every code point ---------------------------------------------------------------------
 
 RAW = dict(stem=False, remove_stop_words=False, max_token_length=None)
