@@ -87,7 +87,7 @@ _POSITIONS: Final = {"positions_layout": "shared_stream_v2", "positions_codec": 
 _EMPTY_BITMAP: Final = bytes.fromhex("3a30000000000000")
 
 #: the disk cache of the kernels (keyed by the text of ``_build_kernels.py``)
-KERNEL_CACHE = KernelCache("_fts_build_kernels", (Path(__file__).with_name("_build_kernels.py"),))
+KERNEL_CACHE = KernelCache("_build_kernels", (Path(__file__).with_name("_build_kernels.py"),))
 
 
 def _load() -> ModuleType:
