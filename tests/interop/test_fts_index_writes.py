@@ -229,3 +229,33 @@ def test_a_flagged_tables_strings_in_any_layout_are_indexed(tmp_path: Path) -> N
     pylances = _decoded(_folder(theirs))
     for name in mine:
         assert mine[name] == pylances[name], name
+
+
+@pytest.mark.parametrize("built_by", ["pylance", "ours"])
+def test_our_optimize_extends_the_index_as_pylance_does(tmp_path: Path, built_by: str) -> None:
+    ours, theirs = _twins(tmp_path)
+    options = {"with_position": True, "stem": False}
+    lib = lance if built_by == "pylance" else ls
+    lib.dataset(ours).create_scalar_index("text", "INVERTED", **options)
+    lance.dataset(theirs).create_scalar_index("text", "INVERTED", **options)
+    more = pa.table({"id": np.arange(ROWS, ROWS + 40), "text": [f"new fox {i}" for i in range(40)]})
+    for uri in (ours, theirs):
+        lance.dataset(uri).insert(more)
+        lance.dataset(uri).delete("id % 7 = 0")
+    ls.dataset(ours).optimize.optimize_indices()
+    lance.dataset(theirs).optimize.optimize_indices()
+    (index,) = lance.dataset(ours).describe_indices()
+    (segment,) = index.segments
+    assert segment.fragment_ids == {f.fragment_id for f in lance.dataset(ours).get_fragments()}
+    # pylance's layout: the old partition kept, one of the new rows added
+    files = sorted(p.name for p in _folder(ours).iterdir())
+    assert files == sorted(p.name for p in _folder(theirs).iterdir())
+    assert "part_1_docs.lance" in files
+    # the analyzer it was built with is kept, and pylance finds what it finds in its own
+    mine = _decoded(_folder(ours))
+    assert b'"stem":false' in mine["metadata.lance metadata"][b"params"]
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    for q in ("fox", "new", PhraseQuery("semantic type", "text"), "running"):
+        got = a.to_table(full_text_query=q, columns=["id"], limit=25)
+        want = b.to_table(full_text_query=q, columns=["id"], limit=25)
+        assert _ranked(got) == _ranked(want), q

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -47,6 +47,7 @@ __all__ = [
     "params_json",
     "write_inverted",
     "warm_up",
+    "EMPTY_BITMAP",
 ]
 
 INVERTED_DETAILS_TYPE_URL: Final = "/lance.table.InvertedIndexDetails"
@@ -84,7 +85,7 @@ _FORMAT: Final = {
 #: ... and of its positions
 _POSITIONS: Final = {"positions_layout": "shared_stream_v2", "positions_codec": "packed_delta_v1"}
 #: an empty roaring bitmap, portable format
-_EMPTY_BITMAP: Final = bytes.fromhex("3a30000000000000")
+EMPTY_BITMAP: Final = bytes.fromhex("3a30000000000000")
 
 #: the disk cache of the kernels (keyed by the text of ``_build_kernels.py``)
 KERNEL_CACHE = KernelCache("_build_kernels", (Path(__file__).with_name("_build_kernels.py"),))
@@ -359,12 +360,18 @@ def write_inverted(
     tokens: pa.ListArray | pa.LargeListArray,
     params: Mapping[str, Any],
     positions: pa.ListArray | pa.LargeListArray | None = None,
+    *,
+    partition: int = 0,
+    partitions: Sequence[int] | None = None,
+    deleted_fragments: bytes = EMPTY_BITMAP,
 ) -> list[InvertedFileWritten]:
     """Write the index files of the documents ``tokens`` (row ``i`` is the row at address
     ``addresses[i]``, in the order the index lists them) into ``folder``; the files
     written, as the manifest entry lists them. ``positions`` (``params["with_position"]``):
     each token's position in its document, as ``tokens`` (every word counted, dropped
-    ones included)."""
+    ones included). ``partition`` numbers the files (``part_<n>_*.lance``); ``partitions``
+    are those ``metadata.lance`` lists (default ``[partition]``; an index extended by
+    optimize keeps its partitions' files and adds one), ``deleted_fragments`` its bitmap."""
     counts = pc.fill_null(pc.list_value_length(tokens), 0).to_numpy().astype(np.int64)
     kept = counts > 0
     doc_lens = counts[kept].astype(np.uint32)
@@ -379,17 +386,20 @@ def write_inverted(
     token_ids = encoded.indices.to_numpy().astype(np.int64)
     doc_of = np.repeat(np.arange(len(doc_lens), dtype=np.int64), doc_lens)
     total = int(doc_lens.sum())
-    described = {"partitions": "[0]", "token_set_format": "fst", "params": params_json(params)}
+    listed = list(partitions) if partitions is not None else [partition]
+    described = {
+        "partitions": json.dumps(listed, separators=(",", ":")),
+        "token_set_format": "fst",
+        "params": params_json(params),
+    }
     meta = pa.Table.from_arrays(
-        [pa.array([_EMPTY_BITMAP], pa.binary())],
+        [pa.array([deleted_fragments], pa.binary())],
         schema=pa.schema(_not_null(("deleted_fragments", pa.binary()))),
     )
-    if not len(doc_lens):  # no documents: no partition, as pylance writes an empty index
-        return [
-            _write(
-                store, folder, "metadata.lance", meta, {**described, "partitions": "[]", **_FORMAT}
-            )
-        ]
+    if not len(doc_lens):  # no documents: no partition of them, as pylance writes it
+        kept = [p for p in listed if p != partition]
+        empty = {**described, "partitions": json.dumps(kept, separators=(",", ":")), **_FORMAT}
+        return [_write(store, folder, "metadata.lance", meta, empty)]
     flat_positions = None
     if params["with_position"]:
         if positions is None:
@@ -402,15 +412,16 @@ def write_inverted(
     formats = dict(_FORMAT)
     if flat_positions is not None:
         formats.update(_POSITIONS)
+    part = f"part_{partition}"
     files = [
-        _write(store, folder, "part_0_invert.lance", invert, formats),
-        _write(store, folder, "part_0_tokens.lance", _token_table(dictionary), {}),
+        _write(store, folder, f"{part}_invert.lance", invert, formats),
+        _write(store, folder, f"{part}_tokens.lance", _token_table(dictionary), {}),
     ]
     docs = pa.Table.from_arrays(
         [pa.array(row_ids, pa.uint64()), pa.array(doc_lens, pa.uint32())],
         schema=pa.schema(_not_null(("_rowid", pa.uint64()), ("_num_tokens", pa.uint32()))),
     )
-    files.append(_write(store, folder, "part_0_docs.lance", docs, {"total_tokens": str(total)}))
+    files.append(_write(store, folder, f"{part}_docs.lance", docs, {"total_tokens": str(total)}))
     described.update(formats)
     files.append(_write(store, folder, "metadata.lance", meta, described))
     return files

@@ -22,6 +22,7 @@ than English with stemming or stop words, ``block_size`` other than 128, and
 
 from __future__ import annotations
 
+import json
 import time
 import uuid as uuidlib
 from collections.abc import Mapping, Sequence
@@ -32,10 +33,11 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ...commit import commit
-from ...errors import NotSupportedYetError
+from ...errors import CorruptTableError, NotSupportedYetError
 from ...fts import inverted_write
 from ...fts.inverted_write import (
     DEFAULT_PARAMS,
+    EMPTY_BITMAP,
     INVERTED_DETAILS_TYPE_URL,
     INVERTED_INDEX_VERSION,
     inverted_details,
@@ -43,6 +45,7 @@ from ...fts.inverted_write import (
 from ...fts.tokenize import Analyzer
 from ...manifest import (
     CreateIndex,
+    Fragment,
     IndexEntry,
     IndexFile,
     Manifest,
@@ -50,12 +53,20 @@ from ...manifest import (
     index_entries,
 )
 from ...read import ScanRequest, plan_scan, run_scan
+from ...scalar.files import IndexFile as IndexFileReader
 from ...storage import UncommittedFiles
 from ...types.layouts import default_output_encoding
 from ..core import Snapshot
 from .drop import raw_entries
 
-__all__ = ["create_inverted_index", "inverted_params"]
+__all__ = [
+    "build_inverted_index",
+    "create_inverted_index",
+    "extend_inverted_index",
+    "inverted_params",
+    "is_inverted",
+    "params_of",
+]
 
 #: the options pylance 14 takes for INVERTED besides the analyzer's parameters
 _IGNORED: Final = ("format_version", "document_granularity", "memory_limit", "num_workers")
@@ -148,16 +159,21 @@ def _text_column(snap: Snapshot, column: str) -> tuple[int, dict[str, str] | Non
 
 
 def _documents(
-    snap: Snapshot, column: str, encodings: dict[str, str] | None
+    snap: Snapshot,
+    column: str,
+    encodings: dict[str, str] | None,
+    fragments: Sequence[Fragment] | None = None,
 ) -> tuple[pa.Array, npt.NDArray[np.uint64]]:
-    """The column's strings over every live row, and their row addresses (table order)."""
+    """The column's strings over every live row of ``fragments`` (default: all), and
+    their row addresses (table order)."""
     request = ScanRequest(
         columns=[column], with_row_address=True, batch_size=_BATCH, output_encodings=encodings
     )
     plan = plan_scan(snap.semantic_schema, request, flagged=snap.semantic_types)
     texts: list[pa.Array] = []
     addresses: list[npt.NDArray[np.uint64]] = []
-    for batch in run_scan(snap.store, snap.semantic_schema, snap.manifest.fragments, plan, request):
+    chosen = snap.manifest.fragments if fragments is None else fragments
+    for batch in run_scan(snap.store, snap.semantic_schema, chosen, plan, request):
         arr = batch.column(column)
         texts.append(arr.cast(pa.large_string()) if arr.type != pa.large_string() else arr)
         addresses.append(np.asarray(batch.column("_rowaddr").to_numpy(), np.uint64))
@@ -181,42 +197,18 @@ def create_inverted_index(
     params = inverted_params(options)
     if fragment_ids is not None:
         raise NotSupportedYetError("create_scalar_index: fragment_ids for an INVERTED index")
-    field_id, encodings = _text_column(snap, column)
+    _text_column(snap, column)
     existing = [e for e in index_entries(snap.manifest.index_section) if e.name == index_name]
     if existing and not replace:
         raise RuntimeError(
             f"Index name '{index_name}' already exists, please specify a different name or "
             "use replace=True"
         )
-    analyzer = Analyzer(params)
-    if train:
-        texts, addresses = _documents(snap, column, encodings)
-        fragments = tuple(sorted(f.id for f in snap.manifest.fragments))
-    else:
-        texts, addresses, fragments = pa.array([], pa.large_string()), np.empty(0, np.uint64), ()
-    tokens, positions = analyzer.tokenize_array(texts, positions=params["with_position"])
     uuid = index_uuid or str(uuidlib.uuid4())
     folder = f"_indices/{uuid}"
     try:
         with UncommittedFiles(snap.store) as files:
-            for name in ("part_0_invert", "part_0_tokens", "part_0_docs", "metadata"):
-                files.add(f"{folder}/{name}.lance")
-            written = inverted_write.write_inverted(
-                snap.store, folder, addresses, tokens, params, positions
-            )
-            entry = IndexEntry(
-                uuid=uuid,
-                name=index_name,
-                fields=(field_id,),
-                dataset_version=snap.version,
-                fragment_ids=fragments,
-                type_url=INVERTED_DETAILS_TYPE_URL,
-                details=inverted_details(params),
-                index_version=INVERTED_INDEX_VERSION,
-                created_at_ms=int(time.time() * 1000),
-                base_id=None,
-                files=tuple(IndexFile(f.path, f.size_bytes) for f in written),
-            )
+            entry = build_inverted_index(snap, files, column, index_name, uuid, params, train)
             op = CreateIndex(
                 new_indices=(encode_index_entry(entry),),
                 removed_indices=tuple(raw_entries(snap.manifest, {e.uuid for e in existing})),
@@ -226,3 +218,127 @@ def create_inverted_index(
         snap.store.remove_empty_dir(folder)  # its files are gone (UncommittedFiles)
         raise
     return manifest, None
+
+
+def build_inverted_index(
+    snap: Snapshot,
+    files: UncommittedFiles,
+    column: str,
+    name: str,
+    uuid: str,
+    params: Mapping[str, Any],
+    train: bool = True,
+) -> IndexEntry:
+    """Write the files of an INVERTED index named ``name`` over ``column`` (every fragment
+    of the snapshot; none without ``train``) into ``_indices/<uuid>/``, each registered in
+    ``files``; its entry, uncommitted."""
+    field_id, encodings = _text_column(snap, column)
+    if train:
+        texts, addresses = _documents(snap, column, encodings)
+        fragments = tuple(sorted(f.id for f in snap.manifest.fragments))
+    else:
+        texts, addresses, fragments = pa.array([], pa.large_string()), np.empty(0, np.uint64), ()
+    tokens, positions = Analyzer(params).tokenize_array(texts, positions=params["with_position"])
+    folder = f"_indices/{uuid}"
+    for part in ("part_0_invert", "part_0_tokens", "part_0_docs", "metadata"):
+        files.add(f"{folder}/{part}.lance")
+    written = inverted_write.write_inverted(
+        snap.store, folder, addresses, tokens, params, positions
+    )
+    return IndexEntry(
+        uuid=uuid,
+        name=name,
+        fields=(field_id,),
+        dataset_version=snap.version,
+        fragment_ids=fragments,
+        type_url=INVERTED_DETAILS_TYPE_URL,
+        details=inverted_details(params),
+        index_version=INVERTED_INDEX_VERSION,
+        created_at_ms=int(time.time() * 1000),
+        base_id=None,
+        files=tuple(IndexFile(f.path, f.size_bytes) for f in written),
+    )
+
+
+def extend_inverted_index(
+    snap: Snapshot, files: UncommittedFiles, column: str, last: IndexEntry, uuid: str
+) -> IndexEntry:
+    """``last`` brought over every fragment as pylance 14's ``optimize_indices`` does: a
+    new index (``uuid``) holding ``last``'s partitions as they are (their documents and
+    statistics, deleted rows included: pylance's scores do not change with deletions) and
+    one partition more of the live rows of the fragments ``last`` does not cover."""
+    old = f"_indices/{last.uuid}"
+    folder = f"_indices/{uuid}"
+    reader = IndexFileReader(snap.store, f"{old}/metadata.lance")
+    meta = reader.schema_metadata()
+    try:
+        partitions = [int(p) for p in json.loads(meta.get(b"partitions", b"[0]"))]
+    except (ValueError, TypeError) as e:
+        raise CorruptTableError(snap.store.uri(f"{old}/metadata.lance"), str(e)) from e
+    deleted = reader.read_all().column("deleted_fragments")[0].as_py() or EMPTY_BITMAP
+    copied: list[IndexFile] = []
+    for p in partitions:
+        for part in ("invert", "tokens", "docs"):
+            name = f"part_{p}_{part}.lance"
+            data = snap.store.get(f"{old}/{name}")
+            files.add(f"{folder}/{name}")
+            snap.store.put(f"{folder}/{name}", data)
+            copied.append(IndexFile(name, len(data)))
+    covered = set(last.fragment_ids)
+    fresh = [f for f in snap.manifest.fragments if f.id not in covered]
+    field_id, encodings = _text_column(snap, column)
+    params = params_of(snap, last)
+    texts, addresses = _documents(snap, column, encodings, fresh)
+    tokens, positions = Analyzer(params).tokenize_array(texts, positions=params["with_position"])
+    new = max(partitions, default=-1) + 1
+    for part in ("invert", "tokens", "docs"):
+        files.add(f"{folder}/part_{new}_{part}.lance")
+    files.add(f"{folder}/metadata.lance")
+    written = inverted_write.write_inverted(
+        snap.store,
+        folder,
+        addresses,
+        tokens,
+        params,
+        positions,
+        partition=new,
+        partitions=[*partitions, new],
+        deleted_fragments=deleted,
+    )
+    return IndexEntry(
+        uuid=uuid,
+        name=last.name,
+        fields=(field_id,),
+        dataset_version=snap.version,
+        fragment_ids=tuple(sorted(covered | {f.id for f in fresh})),
+        type_url=INVERTED_DETAILS_TYPE_URL,
+        details=last.details,
+        index_version=INVERTED_INDEX_VERSION,
+        created_at_ms=int(time.time() * 1000),
+        base_id=None,
+        files=tuple(copied + [IndexFile(f.path, f.size_bytes) for f in written]),
+    )
+
+
+def is_inverted(entry: IndexEntry) -> bool:
+    """Whether ``entry`` is an INVERTED index of the version written here."""
+    return (
+        entry.type_url == INVERTED_DETAILS_TYPE_URL
+        and entry.index_version == INVERTED_INDEX_VERSION
+        and entry.base_id is None
+    )
+
+
+def params_of(snap: Snapshot, entry: IndexEntry) -> dict[str, Any]:
+    """The analyzer parameters an INVERTED index was built with (its ``metadata.lance``'s
+    ``params`` JSON, pylance's or ours), for a build of the same index again."""
+    rel = f"_indices/{entry.uuid}/metadata.lance"
+    meta = IndexFileReader(snap.store, rel).schema_metadata()
+    raw = meta.get(b"params")
+    try:
+        value = json.loads(raw) if raw is not None else {}
+        if not isinstance(value, dict):
+            raise ValueError("params is not a JSON object")
+    except ValueError as e:
+        raise CorruptTableError(snap.store.uri(rel), f"cannot read params: {e}") from e
+    return {**DEFAULT_PARAMS, **{k: v for k, v in value.items() if k in DEFAULT_PARAMS}}

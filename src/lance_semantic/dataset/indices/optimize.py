@@ -50,6 +50,7 @@ from ...storage import UncommittedFiles
 from ...vector import INDEX_DIR, IvfBuilder, IvfIndex, IvfParams, open_ivf_index
 from ..core import Snapshot
 from .create import ENGINE_ONLY_OPTIONS, create_index
+from .create_inverted import extend_inverted_index, is_inverted
 from .create_scalar import build_scalar_index, scalar_kind
 from .describe import _vector_details
 from .drop import raw_entries
@@ -199,7 +200,7 @@ def _plan(
         merged = segments[-merge:] if merge else []
         if not unindexed and len(merged) < 2:
             continue  # up to date
-        if scalar_kind(segments[0]) is not None:
+        if _rebuilt(segments[0]):
             out.append((segments, segments, list(manifest.fragments), set()))
             continue
         if not segments[0].type_url.endswith("VectorIndexDetails"):
@@ -224,7 +225,7 @@ def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifes
         return snap.manifest, None
     models: list[IvfIndex | None] = []
     for segments, *_ in plans:
-        if scalar_kind(segments[-1]) is not None:
+        if _rebuilt(segments[-1]):
             models.append(None)
             continue
         model = open_ivf_index(snap.store, segments[-1])
@@ -240,7 +241,7 @@ def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifes
     try:
         with UncommittedFiles(snap.store) as files:
             for (segments, merged, chosen, fresh), model in zip(plans, models, strict=True):
-                if model is None:  # a scalar index: built again over every fragment
+                if model is None:  # a scalar / INVERTED index: built again over every fragment
                     entry = _scalar_again(snap, files, segments[-1])
                     folders.append(f"{INDEX_DIR}/{entry.uuid}")
                     new.append(entry)
@@ -263,14 +264,24 @@ def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifes
     return manifest, None
 
 
+def _rebuilt(entry: IndexEntry) -> bool:
+    """Whether optimize builds ``entry``'s index again over every fragment (a scalar or
+    INVERTED index of a version written here) rather than adding a segment."""
+    return scalar_kind(entry) is not None or is_inverted(entry)
+
+
 def _scalar_again(snap: Snapshot, files: UncommittedFiles, last: IndexEntry) -> IndexEntry:
     """A BTREE / BITMAP / LABEL_LIST index built again over every fragment (what pylance
-    14's optimize gives: one segment over all fragments, under a new uuid)."""
+    14's optimize gives: one segment over all fragments, under a new uuid); an INVERTED
+    index is extended as pylance extends it: its partitions kept, one added for the new
+    rows (see ``extend_inverted_index``)."""
+    path = _column(snap.manifest, last)
+    uuid = str(uuidlib.uuid4())
+    if is_inverted(last):
+        return extend_inverted_index(snap, files, path, last, uuid)
     kind = scalar_kind(last)
     assert kind is not None
-    path = _column(snap.manifest, last)
-    entry = build_scalar_index(snap, files, kind, path, last.name, str(uuidlib.uuid4()))
-    return entry
+    return build_scalar_index(snap, files, kind, path, last.name, uuid)
 
 
 # ---- retrain ----------------------------------------------------------------------------------
