@@ -1,0 +1,56 @@
+"""Full-text search over pylance's INVERTED indices (layer L3).
+
+Below ``read/`` and ``dataset/``: it imports errors, types, codecs, manifest, storage and
+the scalar indices' file reader, never a layer above.
+"""
+
+# posting lists, BM25 search and full_text_query (i31/fts-search)
+from .indices import INVERTED_DETAILS, clear_kept_inverted, open_inverted_index
+from .inverted import InvertedIndex, TermMatches, bm25_weights, idf
+from .postings import Postings, decode_positions, decode_postings
+from .query import (
+    PHRASE_WITHOUT_POSITIONS,
+    SCORE,
+    BooleanQuery,
+    BoostQuery,
+    FullTextOperator,
+    FullTextQuery,
+    Hits,
+    MatchQuery,
+    MultiMatchQuery,
+    Occur,
+    PhraseQuery,
+    Searcher,
+    TextSearch,
+    evaluate,
+    full_text_query,
+)
+
+__all__ = [
+    # posting lists, BM25 search and full_text_query (i31/fts-search)
+    "BooleanQuery",
+    "BoostQuery",
+    "FullTextOperator",
+    "FullTextQuery",
+    "Hits",
+    "INVERTED_DETAILS",
+    "InvertedIndex",
+    "MatchQuery",
+    "MultiMatchQuery",
+    "Occur",
+    "PHRASE_WITHOUT_POSITIONS",
+    "PhraseQuery",
+    "Postings",
+    "SCORE",
+    "Searcher",
+    "TermMatches",
+    "TextSearch",
+    "bm25_weights",
+    "clear_kept_inverted",
+    "decode_positions",
+    "decode_postings",
+    "evaluate",
+    "full_text_query",
+    "idf",
+    "open_inverted_index",
+]

@@ -1,0 +1,338 @@
+"""pylance 14's INVERTED (full text) index, read and searched with BM25 (layer L3).
+
+An index is a folder ``_indices/<uuid>/`` of Lance files: ``metadata.lance`` (its analyzer
+``params`` and partition ids in the schema metadata) and per partition ``p``
+``part_<p>_tokens.lance`` (the FST token map), ``part_<p>_docs.lance`` (``_rowid``: each
+document's row address, ``_num_tokens``: its length; a document's id is its row) and
+``part_<p>_invert.lance`` (one row per token id: its posting list, see
+:mod:`~lance_semantic.fts.postings`).
+
+Scores are BM25 as pylance computes them, in float32: ``k1 = 1.2``, ``b = 0.75``,
+``idf(n) = ln(1 + (N - n + 0.5) / (n + 0.5))`` and ``avgdl = total tokens / N``, where
+``N`` and the total count every document of every partition the index holds -- deleted
+rows included (measured against pylance 14.0.2: deletions do not change the scores of the
+rows that remain), and ``n`` is the token's posting count over the partitions.
+
+Documents are numbered densely over the partitions (partition after partition); a search
+works on dense per-document arrays of that numbering (``num_docs`` entries) and returns row
+addresses. The documents, the token maps and the decoded posting lists are kept with the
+opened index (an index never changes once written).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CorruptTableError, NotSupportedYetError
+from ..scalar.files import IndexFile
+from ..storage import ObjectStore
+from .postings import Postings, decode_positions, decode_postings
+
+__all__ = ["InvertedIndex", "TermMatches", "bm25_weights", "K1", "B", "idf"]
+
+K1: Final = np.float32(1.2)
+B: Final = np.float32(0.75)
+
+#: token -> id in one partition, or None when the partition has not the token
+TokenLookup = Callable[[int, str], "int | None"]
+
+
+class _TokenIds(Protocol):
+    def get(self, token: str) -> int | None: ...
+
+
+def idf(n: int | np.ndarray, total: int) -> np.ndarray:
+    """pylance's BM25 idf of a token in ``n`` of ``total`` documents (float32)."""
+    n32 = np.asarray(n, np.float32)
+    t32 = np.float32(total)
+    half = np.float32(0.5)
+    return np.log((t32 - n32 + half) / (n32 + half) + np.float32(1.0)).astype(np.float32)
+
+
+def bm25_weights(freqs: np.ndarray, lengths: np.ndarray, avgdl: np.float32) -> np.ndarray:
+    """``(k1 + 1) f / (f + k1 (1 - b + b dl / avgdl))`` per posting (float32)."""
+    f = freqs.astype(np.float32)
+    norm = K1 * (np.float32(1.0) - B + B * lengths.astype(np.float32) / avgdl)
+    return ((K1 + np.float32(1.0)) * f / (f + norm)).astype(np.float32)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TermMatches:
+    """One token's postings over the whole index: ``docs`` (int64 dense document numbers,
+    ascending), ``freqs`` (uint32); with positions ``positions`` (uint32) and ``starts``
+    (int64, per document, one more at the end)."""
+
+    docs: np.ndarray
+    freqs: np.ndarray
+    positions: np.ndarray | None = None
+    starts: np.ndarray | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.docs)
+
+
+_EMPTY = TermMatches(np.empty(0, np.int64), np.empty(0, np.uint32))
+
+
+class _Partition:
+    """One partition's files, read on first use and kept."""
+
+    def __init__(self, store: ObjectStore, base: str, part: int) -> None:
+        self.part = part
+        self.docs_file = IndexFile(store, f"{base}/part_{part}_docs.lance")
+        self.tokens_file = IndexFile(store, f"{base}/part_{part}_tokens.lance")
+        self.invert = IndexFile(store, f"{base}/part_{part}_invert.lance")
+        self.tokens: _TokenIds | None = None
+        self.postings: dict[tuple[int, bool], Postings] = {}
+
+
+class InvertedIndex:
+    """An INVERTED index of one column over ``fragments`` (its fragment bitmap).
+
+    ``token_lookup`` (tests): how a token's id in a partition is found; by default through
+    the partition's FST token map. Nothing is read until a search asks."""
+
+    kind = "INVERTED"
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        base: str,
+        name: str,
+        fragments: frozenset[int],
+        token_lookup: TokenLookup | None = None,
+    ) -> None:
+        self.store, self.base, self.name = store, base, name
+        self.fragment_ids = fragments
+        self._lookup = token_lookup
+        self._meta = IndexFile(store, f"{base}/metadata.lance")
+        self._lock = threading.RLock()
+        self._params: dict[str, Any] | None = None
+        self._parts: list[_Partition] | None = None
+        self._addresses: np.ndarray | None = None
+        self._lengths: np.ndarray | None = None
+        self._firsts: np.ndarray | None = None
+        self._total_tokens = 0
+        self._terms: dict[tuple[str, bool], TermMatches] = {}
+
+    # ---- what the index is --------------------------------------------------------------
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The analyzer's parameters (``params`` of ``metadata.lance``, JSON decoded)."""
+        self._open()
+        assert self._params is not None
+        return self._params
+
+    @property
+    def with_position(self) -> bool:
+        """Whether the index holds positions (phrase queries need them)."""
+        return bool(self.params.get("with_position", False))
+
+    @property
+    def num_docs(self) -> int:
+        """Documents over every partition (deleted rows included): BM25's ``N``."""
+        return len(self._docs()[0])
+
+    @property
+    def total_tokens(self) -> int:
+        self._docs()
+        return self._total_tokens
+
+    @property
+    def avgdl(self) -> np.float32:
+        """BM25's average document length (float32, as pylance)."""
+        n = self.num_docs
+        return np.float32(self.total_tokens) / np.float32(n) if n else np.float32(0.0)
+
+    def addresses(self) -> np.ndarray:
+        """The row address (uint64) of each document."""
+        return self._docs()[0]
+
+    def lengths(self) -> np.ndarray:
+        """The token count (uint32) of each document."""
+        return self._docs()[1]
+
+    # ---- reading ------------------------------------------------------------------------
+    def _open(self) -> list[_Partition]:
+        with self._lock:
+            if self._parts is None:
+                meta = self._meta.schema_metadata()
+                where = self.store.uri(f"{self.base}/metadata.lance")
+                try:
+                    self._params = json.loads(meta[b"params"])
+                    parts = json.loads(meta.get(b"partitions", b"[0]"))
+                except (KeyError, ValueError) as e:
+                    raise CorruptTableError(where, f"unreadable index metadata: {e}") from e
+                fmt = meta.get(b"format_version", b"2")
+                if fmt != b"2" or meta.get(b"posting_block_size", b"128") != b"128":
+                    raise NotSupportedYetError(
+                        f"INVERTED index format {fmt.decode()!r} with posting blocks of "
+                        f"{meta.get(b'posting_block_size', b'?').decode()} (index {self.name!r};"
+                        " pylance 14's format 2 with blocks of 128 is read)"
+                    )
+                self._parts = [_Partition(self.store, self.base, int(p)) for p in parts]
+            return self._parts
+
+    def _docs(self) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._addresses is None:
+                addrs, lens, firsts, total = [], [], [0], 0
+                for p in self._open():
+                    table = p.docs_file.read_all()
+                    addrs.append(table.column("_rowid").to_numpy().astype(np.uint64))
+                    lens.append(table.column("_num_tokens").to_numpy().astype(np.uint32))
+                    firsts.append(firsts[-1] + table.num_rows)
+                    meta = p.docs_file.schema_metadata()
+                    total += int(meta.get(b"total_tokens", b"0")) or int(lens[-1].sum())
+                self._addresses = np.concatenate(addrs) if addrs else np.empty(0, np.uint64)
+                self._lengths = np.concatenate(lens) if lens else np.empty(0, np.uint32)
+                self._firsts = np.asarray(firsts, np.int64)
+                self._total_tokens = total
+            assert self._lengths is not None
+            return self._addresses, self._lengths
+
+    def _token_id(self, p: _Partition, token: str) -> int | None:
+        if self._lookup is not None:
+            return self._lookup(p.part, token)
+        if p.tokens is None:
+            try:
+                module = importlib.import_module("lance_semantic.fts.token_map")
+            except ImportError:  # pragma: no cover - the FST reader lands with i31/fts-tokens
+                raise NotSupportedYetError(
+                    "full text search by token (the FST token map reader is not here)"
+                ) from None
+            p.tokens = module.TokenMap.from_table(p.tokens_file.read_all())
+        assert p.tokens is not None
+        return p.tokens.get(token)
+
+    def _postings(self, p: _Partition, token_id: int, positions: bool) -> Postings:
+        key = (token_id, positions)
+        found = p.postings.get(key)
+        if found is not None:
+            return found
+        columns = ["_posting", "_length"]
+        if positions:
+            columns += ["_compressed_position", "_position_block_offset"]
+        row = p.invert.take([token_id]).select(columns)
+        where = self.store.uri(p.invert.rel)
+        try:
+            blocks = row.column("_posting").combine_chunks()
+            length = int(row.column("_length")[0].as_py())
+            docs, freqs = decode_postings(blocks.values, length)
+            pos = starts = None
+            if positions:
+                stream = row.column("_compressed_position").combine_chunks()
+                offsets = row.column("_position_block_offset").combine_chunks().values
+                pos, starts = decode_positions(
+                    stream[0].as_buffer(), offsets.to_numpy().astype(np.int64), freqs
+                )
+        except (ValueError, IndexError, pa.ArrowException) as e:
+            raise CorruptTableError(
+                where, f"a malformed posting list (token {token_id}): {e}"
+            ) from e
+        made = Postings(docs, freqs, pos, starts)
+        p.postings[key] = made
+        return made
+
+    def term(self, token: str, *, positions: bool = False) -> TermMatches:
+        """The postings of ``token`` over every partition (empty when no document has it);
+        with ``positions`` its positions too (the index must hold them)."""
+        key = (token, positions)
+        with self._lock:
+            found = self._terms.get(key)
+            if found is not None:
+                return found
+            self._docs()
+            assert self._firsts is not None
+            docs, freqs, poss, starts = [], [], [], []
+            offset = 0
+            for i, p in enumerate(self._open()):
+                tid = self._token_id(p, token)
+                if tid is None:
+                    continue
+                got = self._postings(p, tid, positions)
+                docs.append(got.docs.astype(np.int64) + int(self._firsts[i]))
+                freqs.append(got.freqs)
+                if positions:
+                    assert got.positions is not None and got.starts is not None
+                    poss.append(got.positions)
+                    starts.append(got.starts[:-1] + offset)
+                    offset += len(got.positions)
+            if not docs:
+                made = _EMPTY
+            elif len(docs) == 1 and not positions:
+                made = TermMatches(docs[0], freqs[0])
+            else:
+                made = TermMatches(
+                    np.concatenate(docs),
+                    np.concatenate(freqs),
+                    np.concatenate(poss) if positions else None,
+                    np.append(np.concatenate(starts), offset) if positions else None,
+                )
+            self._terms[key] = made
+            return made
+
+    # ---- searching ----------------------------------------------------------------------
+    def score(
+        self, tokens: Sequence[str], *, require_all: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The documents (int64 dense numbers, ascending) holding any of ``tokens`` (every
+        one with ``require_all``) and their BM25 scores (float32): summed over the tokens,
+        repeats included (pylance's)."""
+        if not tokens:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        n_docs = self.num_docs
+        scores = np.zeros(n_docs, np.float32)
+        hits = np.zeros(n_docs, np.int32)
+        lengths, avgdl = self.lengths(), self.avgdl
+        for token in dict.fromkeys(tokens):
+            t = self.term(token)
+            if not t.count:
+                if require_all:
+                    return np.empty(0, np.int64), np.empty(0, np.float32)
+                continue
+            w = bm25_weights(t.freqs, lengths[t.docs], avgdl) * idf(t.count, n_docs)
+            repeat = tokens.count(token)
+            for _ in range(repeat):  # (as pylance sums them: once per query token)
+                scores[t.docs] += w
+            hits[t.docs] += 1
+        wanted = len(dict.fromkeys(tokens)) if require_all else 1
+        docs = np.flatnonzero(hits >= wanted)
+        return docs, scores[docs]
+
+    def phrase(
+        self, tokens: Sequence[str], query_positions: Sequence[int], slop: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The documents holding ``tokens`` as a phrase (token ``i`` at ``query_positions[i]``
+        relative to the others, ``slop`` 0) and their BM25 scores (the sum over the tokens,
+        as a match of every token scores them)."""
+        if slop:
+            raise NotSupportedYetError(f"phrase queries with slop={slop} (slop 0 is searched)")
+        docs, scores = self.score(tokens, require_all=True)
+        if len(tokens) < 2 or not len(docs):
+            return docs, scores
+        keys: np.ndarray | None = None
+        for token, at in zip(tokens, query_positions, strict=True):
+            t = self.term(token, positions=True)
+            assert t.positions is not None and t.starts is not None
+            counts = np.diff(t.starts)
+            wanted = np.isin(t.docs, docs, assume_unique=True)
+            per_pos = np.repeat(wanted, counts)
+            doc_of = np.repeat(t.docs, counts)[per_pos]
+            start = t.positions[per_pos].astype(np.int64) - int(at)
+            ok = start >= 0
+            k = np.unique((doc_of[ok] << 32) | start[ok])
+            keys = k if keys is None else np.intersect1d(keys, k, assume_unique=True)
+        assert keys is not None
+        found = np.unique(keys >> 32)
+        keep = np.isin(docs, found, assume_unique=True)
+        return docs[keep], scores[keep]
