@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..dataset import Dataset
 from ..errors import LanceSemanticError
@@ -53,6 +53,28 @@ def _rest_line(rest: list[Fragment]) -> str:
     )
 
 
+def _id_ranges(ids: Sequence[int]) -> str:
+    """``0-3, 7, 9-10`` for the sorted ids 0, 1, 2, 3, 7, 9, 10."""
+    runs: list[list[int]] = []
+    for fid in ids:
+        if runs and fid == runs[-1][1] + 1:
+            runs[-1][1] = fid
+        else:
+            runs.append([fid, fid])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def _coverage(covered: Iterable[int], fragments: Sequence[Fragment]) -> str:
+    """Which of the table's fragments and live rows an index covers, and which not."""
+    ids = set(covered)
+    live = {f.id: f.physical_rows - f.num_deleted_rows for f in fragments}
+    inside = sorted(fid for fid in live if fid in ids)
+    outside = sorted(fid for fid in live if fid not in ids)
+    rows = sum(live[fid] for fid in inside)
+    text = f"covers {len(inside)} of {len(live)} fragments ({rows} of {sum(live.values())} rows)"
+    return text + (f"; not covered: {_id_ranges(outside)}" if outside else "")
+
+
 def _index_lines(ds: Dataset) -> list[str]:
     indices = ds.list_indices()
     if not indices:
@@ -62,7 +84,8 @@ def _index_lines(ds: Dataset) -> list[str]:
         on = ", ".join(ix["fields"]) or "no field"
         kind = f"{ix['type']} " if ix["type"] else ""
         lines.append(
-            f"  {ix['name'] or '(unnamed)'}: {kind}index on {on} (built at version {ix['version']})"
+            f"  {ix['name'] or '(unnamed)'}: {kind}index on {on} (built at version "
+            f"{ix['version']}), {_coverage(ix['fragment_ids'], ds.manifest.fragments)}"
         )
     return lines
 

@@ -1,11 +1,15 @@
 """Full-text search over pylance's INVERTED indices (layer L3).
 
-Below ``read/`` and ``dataset/``: it imports errors, types, codecs, manifest, storage and
-the scalar indices' file reader, never a layer above.
+Below ``read/`` and ``dataset/``: it imports errors, types, codecs, manifest and storage
+(and the scalar indices' index file reader), never a layer above. :class:`TokenMap` reads
+an index's FST token map in place; :class:`InvertedIndex` reads its posting lists and
+searches them with BM25 as pylance scores; :func:`full_text_query` checks pylance's query
+forms.
 """
 
+# the token map and pylance's analyzer (i31/fts-tokens)
 # posting lists, BM25 search and full_text_query (i31/fts-search)
-from .indices import INVERTED_DETAILS, clear_kept_inverted, open_inverted_index
+from .indices import INVERTED_DETAILS, clear_kept_inverted, open_inverted_index  # noqa: I001
 from .inverted import InvertedIndex, TermMatches, bm25_weights, idf
 from .postings import Postings, decode_positions, decode_postings
 from .query import (
@@ -25,8 +29,12 @@ from .query import (
     evaluate,
     full_text_query,
 )
+from .token_map import TOKEN_FST_COLUMN, TokenMap
 
 __all__ = [
+    # the token map and pylance's analyzer (i31/fts-tokens)
+    "TOKEN_FST_COLUMN",
+    "TokenMap",
     # posting lists, BM25 search and full_text_query (i31/fts-search)
     "BooleanQuery",
     "BoostQuery",

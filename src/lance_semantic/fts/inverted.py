@@ -21,12 +21,11 @@ opened index (an index never changes once written).
 
 from __future__ import annotations
 
-import importlib
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +34,7 @@ from ..errors import CorruptTableError, NotSupportedYetError
 from ..scalar.files import IndexFile
 from ..storage import ObjectStore
 from .postings import Postings, decode_positions, decode_postings
+from .token_map import TokenMap
 
 __all__ = ["InvertedIndex", "TermMatches", "bm25_weights", "K1", "B", "idf"]
 
@@ -43,10 +43,6 @@ B: Final = np.float32(0.75)
 
 #: token -> id in one partition, or None when the partition has not the token
 TokenLookup = Callable[[int, str], "int | None"]
-
-
-class _TokenIds(Protocol):
-    def get(self, token: str) -> int | None: ...
 
 
 def idf(n: int | np.ndarray, total: int) -> np.ndarray:
@@ -91,7 +87,7 @@ class _Partition:
         self.docs_file = IndexFile(store, f"{base}/part_{part}_docs.lance")
         self.tokens_file = IndexFile(store, f"{base}/part_{part}_tokens.lance")
         self.invert = IndexFile(store, f"{base}/part_{part}_invert.lance")
-        self.tokens: _TokenIds | None = None
+        self.tokens: TokenMap | None = None
         self.postings: dict[tuple[int, bool], Postings] = {}
 
 
@@ -204,13 +200,8 @@ class InvertedIndex:
         if self._lookup is not None:
             return self._lookup(p.part, token)
         if p.tokens is None:
-            try:
-                module = importlib.import_module("lance_semantic.fts.token_map")
-            except ImportError:  # pragma: no cover - the FST reader lands with i31/fts-tokens
-                raise NotSupportedYetError(
-                    "full text search by token (the FST token map reader is not here)"
-                ) from None
-            p.tokens = module.TokenMap.from_table(p.tokens_file.read_all())
+            where = self.store.uri(p.tokens_file.rel)
+            p.tokens = TokenMap.from_table(p.tokens_file.read_all(), where)
         assert p.tokens is not None
         return p.tokens.get(token)
 

@@ -464,4 +464,7 @@ def _opened(
         cache=cache if cache is not None else _DEFAULT_CACHE,
         _store=store,
         _aux=aux_rel,
+        # the reader that read the partition table serves the first partition reads: each
+        # index file is opened once per handle (on S3 one HEAD and one footer read each)
+        _readers=[aux],
     )

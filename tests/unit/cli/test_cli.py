@@ -151,6 +151,9 @@ def test_inspect_shows_config_indices_and_tags(
     assert "lance.compaction.target_rows_per_fragment = 5" in lines
     assert "indices:              1" in lines
     assert any(line.startswith("id_idx: BTree index on id") for line in lines), lines
+    (index_line,) = [line for line in lines if line.startswith("id_idx:")]
+    rows = lance.dataset(uri).count_rows()
+    assert index_line.endswith(f"covers 1 of 1 fragments ({rows} of {rows} rows)")
     assert "tags:                 1" in lines and "first -> version 1" in lines
     # a tag file that does not decode is named, and the rest is still shown
     Path(uri, "_refs", "tags", "broken.json").write_text("{not json")
@@ -164,6 +167,26 @@ def test_inspect_shows_config_indices_and_tags(
     (theirs,) = lance.dataset(uri).describe_indices()
     assert (theirs.name, theirs.field_names) == ("id_idx", ["id"])
     assert theirs.type_url.endswith("BTreeIndexDetails")
+
+
+def test_inspect_shows_what_each_index_covers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = str(tmp_path / "covered")
+    table = pa.table({"id": pa.array(range(40), pa.int64())})
+    lance.write_dataset(table, uri, max_rows_per_file=10)  # fragments 0-3
+    ds = lance.dataset(uri)
+    ds.create_scalar_index("id", "BTREE")
+    ds.insert(table.slice(0, 5))  # 4: not covered
+    ds = lance.dataset(uri)
+    ds.insert(table.slice(0, 3))  # 5: not covered
+    lance.dataset(uri).delete("id = 1")  # one row of fragment 0 and one of 4, one of 5
+    assert cli.main(["inspect", uri]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    (index_line,) = [line for line in lines if line.startswith("id_idx:")]
+    (theirs,) = lance.dataset(uri).describe_indices()
+    assert theirs.segments[0].fragment_ids == {0, 1, 2, 3}
+    assert index_line.endswith("covers 4 of 6 fragments (39 of 45 rows); not covered: 4-5")
 
 
 def test_inspect_sums_up_fragments_beyond_twenty(
