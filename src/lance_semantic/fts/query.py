@@ -272,9 +272,10 @@ operator=<FullTextOperator.OR: 'OR'>)
         )
     text = value.strip()
     if len(text) >= 2 and text.startswith('"') and text.endswith('"'):
-        if len(cols) != 1:
+        if len(cols) != 1:  # pylance 14's message
             raise ValueError(
-                f"full_text_query: a phrase query searches one column, got {len(cols)}: {cols}"
+                f"full_text_query: the column must be specified in the query (a phrase "
+                f"searches one column, got {len(cols)}: {cols})"
             )
         return PhraseQuery(text[1:-1], cols[0])
     return MultiMatchQuery(value, cols)

@@ -144,7 +144,7 @@ def _searcher(indices: dict[str, InvertedIndex], live: _Live, tokens: Any = _tok
             raise ValueError(PHRASE_WITHOUT_POSITIONS)
         return hits(index, *index.phrase(toks, positions, slop))
 
-    return Searcher(lambda column, text: tokens(indices[column], text), match, phrase)
+    return Searcher(lambda column, text: _tokens_of(indices[column], text), match, phrase)
 
 
 def text_batches(
