@@ -79,6 +79,10 @@ class TermMatches:
 _EMPTY = TermMatches(np.empty(0, np.int64), np.empty(0, np.uint32))
 
 
+_POSTING_COLUMNS = ("_posting", "_length")
+_POSITIONS = ("_compressed_position", "_position_block_offset")
+
+
 class _Partition:
     """One partition's files, read on first use and kept."""
 
@@ -86,7 +90,9 @@ class _Partition:
         self.part = part
         self.docs_file = IndexFile(store, f"{base}/part_{part}_docs.lance")
         self.tokens_file = IndexFile(store, f"{base}/part_{part}_tokens.lance")
-        self.invert = IndexFile(store, f"{base}/part_{part}_invert.lance")
+        invert = f"{base}/part_{part}_invert.lance"
+        self.invert = IndexFile(store, invert, list(_POSTING_COLUMNS))
+        self.invert_positions = IndexFile(store, invert, list(_POSTING_COLUMNS + _POSITIONS))
         self.tokens: TokenMap | None = None
         self.postings: dict[tuple[int, bool], Postings] = {}
 
@@ -117,8 +123,10 @@ class InvertedIndex:
         self._addresses: np.ndarray | None = None
         self._lengths: np.ndarray | None = None
         self._firsts: np.ndarray | None = None
+        self._ascending = True
         self._total_tokens = 0
         self._terms: dict[tuple[str, bool], TermMatches] = {}
+        self._weights: dict[str, tuple[TermMatches, np.ndarray]] = {}
 
     # ---- what the index is --------------------------------------------------------------
     @property
@@ -152,6 +160,13 @@ class InvertedIndex:
     def addresses(self) -> np.ndarray:
         """The row address (uint64) of each document."""
         return self._docs()[0]
+
+    @property
+    def addresses_ascending(self) -> bool:
+        """Whether the documents' row addresses ascend with their numbers (pylance numbers
+        them in table order)."""
+        self._docs()
+        return self._ascending
 
     def lengths(self) -> np.ndarray:
         """The token count (uint32) of each document."""
@@ -192,6 +207,7 @@ class InvertedIndex:
                 self._addresses = np.concatenate(addrs) if addrs else np.empty(0, np.uint64)
                 self._lengths = np.concatenate(lens) if lens else np.empty(0, np.uint32)
                 self._firsts = np.asarray(firsts, np.int64)
+                self._ascending = bool((np.diff(self._addresses.astype(np.int64)) > 0).all())
                 self._total_tokens = total
             assert self._lengths is not None
             return self._addresses, self._lengths
@@ -205,41 +221,62 @@ class InvertedIndex:
         assert p.tokens is not None
         return p.tokens.get(token)
 
-    def _postings(self, p: _Partition, token_id: int, positions: bool) -> Postings:
-        key = (token_id, positions)
-        found = p.postings.get(key)
-        if found is not None:
-            return found
-        columns = ["_posting", "_length"]
+    def _fetch(self, p: _Partition, token_ids: Sequence[int], positions: bool) -> None:
+        """Read and decode the posting lists of ``token_ids`` not decoded yet (one take)."""
+        wanted = sorted(
+            {
+                t
+                for t in token_ids
+                if (t, True) not in p.postings and (t, positions) not in p.postings
+            }
+        )
+        if not wanted:
+            return
+        source = p.invert_positions if positions else p.invert
+        rows = source.take(wanted)
+        where = self.store.uri(source.rel)
+        blocks = rows.column("_posting").combine_chunks()
+        lengths = rows.column("_length").to_numpy()
         if positions:
-            columns += ["_compressed_position", "_position_block_offset"]
-        row = p.invert.take([token_id]).select(columns)
-        where = self.store.uri(p.invert.rel)
-        try:
-            blocks = row.column("_posting").combine_chunks()
-            length = int(row.column("_length")[0].as_py())
-            docs, freqs = decode_postings(blocks.values, length)
-            pos = starts = None
-            if positions:
-                stream = row.column("_compressed_position").combine_chunks()
-                offsets = row.column("_position_block_offset").combine_chunks().values
-                pos, starts = decode_positions(
-                    stream[0].as_buffer(), offsets.to_numpy().astype(np.int64), freqs
-                )
-        except (ValueError, IndexError, pa.ArrowException) as e:
-            raise CorruptTableError(
-                where, f"a malformed posting list (token {token_id}): {e}"
-            ) from e
-        made = Postings(docs, freqs, pos, starts)
-        p.postings[key] = made
-        return made
+            streams = rows.column("_compressed_position").combine_chunks()
+            offsets = rows.column("_position_block_offset").combine_chunks()
+        for i, token_id in enumerate(wanted):
+            try:
+                docs, freqs = decode_postings(blocks[i].values, int(lengths[i]))
+                pos = starts = None
+                if positions:
+                    pos, starts = decode_positions(
+                        streams[i].as_buffer(),
+                        offsets[i].values.to_numpy().astype(np.int64),
+                        freqs,
+                    )
+            except (ValueError, IndexError, pa.ArrowException) as e:
+                raise CorruptTableError(
+                    where, f"a malformed posting list (token {token_id}): {e}"
+                ) from e
+            p.postings[(token_id, positions)] = Postings(docs, freqs, pos, starts)
+
+    def _postings(self, p: _Partition, token_id: int, positions: bool) -> Postings:
+        for key in ((token_id, True), (token_id, positions)):
+            found = p.postings.get(key)
+            if found is not None:
+                return found
+        self._fetch(p, [token_id], positions)
+        return p.postings[(token_id, positions)]
+
+    def prefetch(self, tokens: Sequence[str], *, positions: bool = False) -> None:
+        """Read the posting lists of ``tokens`` not read yet, one take per partition."""
+        with self._lock:
+            for p in self._open():
+                ids = [self._token_id(p, t) for t in dict.fromkeys(tokens)]
+                self._fetch(p, [i for i in ids if i is not None], positions)
 
     def term(self, token: str, *, positions: bool = False) -> TermMatches:
         """The postings of ``token`` over every partition (empty when no document has it);
         with ``positions`` its positions too (the index must hold them)."""
         key = (token, positions)
         with self._lock:
-            found = self._terms.get(key)
+            found = self._terms.get(key) or self._terms.get((token, True))
             if found is not None:
                 return found
             self._docs()
@@ -273,31 +310,48 @@ class InvertedIndex:
             return made
 
     # ---- searching ----------------------------------------------------------------------
+    def weights(self, token: str) -> tuple[TermMatches, np.ndarray]:
+        """``token``'s postings and each one's BM25 score (float32; kept)."""
+        with self._lock:
+            found = self._weights.get(token)
+            if found is not None:
+                return found
+        t = self.term(token)
+        w = bm25_weights(t.freqs, self.lengths()[t.docs], self.avgdl)
+        made = (t, (w * idf(t.count, self.num_docs)).astype(np.float32))
+        with self._lock:
+            self._weights[token] = made
+        return made
+
     def score(
         self, tokens: Sequence[str], *, require_all: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
         """The documents (int64 dense numbers, ascending) holding any of ``tokens`` (every
         one with ``require_all``) and their BM25 scores (float32): summed over the tokens,
         repeats included (pylance's)."""
-        if not tokens:
-            return np.empty(0, np.int64), np.empty(0, np.float32)
+        none = np.empty(0, np.int64), np.empty(0, np.float32)
+        distinct = list(dict.fromkeys(tokens))
+        self.prefetch(distinct)
+        terms = [(*self.weights(t), tokens.count(t)) for t in distinct]
+        if require_all and any(not t.count for t, _, _ in terms):
+            return none
+        terms = [x for x in terms if x[0].count]
+        if not terms:
+            return none
+        if len(terms) == 1:
+            t, w, repeat = terms[0]
+            total = w
+            for _ in range(repeat - 1):  # (as pylance sums them: once per query token)
+                total = total + w
+            return t.docs, total
         n_docs = self.num_docs
         scores = np.zeros(n_docs, np.float32)
         hits = np.zeros(n_docs, np.int32)
-        lengths, avgdl = self.lengths(), self.avgdl
-        for token in dict.fromkeys(tokens):
-            t = self.term(token)
-            if not t.count:
-                if require_all:
-                    return np.empty(0, np.int64), np.empty(0, np.float32)
-                continue
-            w = bm25_weights(t.freqs, lengths[t.docs], avgdl) * idf(t.count, n_docs)
-            repeat = tokens.count(token)
-            for _ in range(repeat):  # (as pylance sums them: once per query token)
+        for t, w, repeat in terms:
+            for _ in range(repeat):
                 scores[t.docs] += w
             hits[t.docs] += 1
-        wanted = len(dict.fromkeys(tokens)) if require_all else 1
-        docs = np.flatnonzero(hits >= wanted)
+        docs = np.flatnonzero(hits >= (len(terms) if require_all else 1))
         return docs, scores[docs]
 
     def phrase(
@@ -308,21 +362,32 @@ class InvertedIndex:
         as a match of every token scores them)."""
         if slop:
             raise NotSupportedYetError(f"phrase queries with slop={slop} (slop 0 is searched)")
+        if len(tokens) > 1:
+            self.prefetch(tokens, positions=True)
         docs, scores = self.score(tokens, require_all=True)
         if len(tokens) < 2 or not len(docs):
             return docs, scores
         keys: np.ndarray | None = None
-        for token, at in zip(tokens, query_positions, strict=True):
-            t = self.term(token, positions=True)
+        # the rarest token first: its starts are the fewest candidates
+        order = sorted(range(len(tokens)), key=lambda i: self.term(tokens[i]).count)
+        for i in order:
+            t = self.term(tokens[i], positions=True)
             assert t.positions is not None and t.starts is not None
-            counts = np.diff(t.starts)
-            wanted = np.isin(t.docs, docs, assume_unique=True)
-            per_pos = np.repeat(wanted, counts)
-            doc_of = np.repeat(t.docs, counts)[per_pos]
-            start = t.positions[per_pos].astype(np.int64) - int(at)
+            at = np.searchsorted(t.docs, docs)  # every candidate holds every token
+            lo, hi = t.starts[at], t.starts[at + 1]
+            counts = hi - lo
+            gather = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+            doc_of = np.repeat(docs, counts)
+            start = t.positions[gather].astype(np.int64) - int(query_positions[i])
             ok = start >= 0
-            k = np.unique((doc_of[ok] << 32) | start[ok])
-            keys = k if keys is None else np.intersect1d(keys, k, assume_unique=True)
+            k = (doc_of[ok] << 32) | start[ok]  # ascending: docs, then positions, ascending
+            if keys is None:
+                keys = k
+            else:
+                where = np.minimum(np.searchsorted(k, keys), max(len(k) - 1, 0))
+                keys = keys[k[where] == keys] if len(k) else k
+            if not len(keys):
+                break
         assert keys is not None
         found = np.unique(keys >> 32)
         keep = np.isin(docs, found, assume_unique=True)

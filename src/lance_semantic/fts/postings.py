@@ -103,6 +103,41 @@ def varints(data: np.ndarray, start: int, count: int) -> tuple[np.ndarray, int]:
     return np.bitwise_or.reduceat(parts, firsts), start + stop
 
 
+def _decode_stream(raw: np.ndarray) -> np.ndarray:
+    """Every varint of ``raw`` (uint8 bytes holding whole varints only), as uint64."""
+    ends = np.flatnonzero(raw < 0x80)
+    if not len(ends):
+        return np.empty(0, np.uint64)
+    firsts = np.empty(len(ends), np.int64)
+    firsts[0] = 0
+    firsts[1:] = ends[:-1] + 1
+    lengths = ends + 1 - firsts
+    within = np.arange(len(raw)) - np.repeat(firsts, lengths)
+    parts = (raw.astype(np.uint64) & np.uint64(0x7F)) << (7 * within).astype(np.uint64)
+    return np.bitwise_or.reduceat(parts, firsts)
+
+
+def _tails(data: np.ndarray, tails: list[tuple[int, int, int]], out: np.ndarray) -> None:
+    """Decode the varint tails ``(byte, count, output index)`` of ``data`` into ``out``, all
+    at once: each tail ends at the ``count``-th varint end from its first byte."""
+    tails = [t for t in tails if t[1]]
+    if not tails:
+        return
+    at = np.asarray([t[0] for t in tails], np.int64)
+    count = np.asarray([t[1] for t in tails], np.int64)
+    to = np.asarray([t[2] for t in tails], np.int64)
+    ends = np.flatnonzero(data < 0x80)
+    first = np.searchsorted(ends, at)
+    if (first + count > len(ends)).any():
+        raise ValueError("a truncated varint tail in a position stream")
+    stop = ends[first + count - 1] + 1
+    size = stop - at
+    gather = np.repeat(at - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
+    values = _decode_stream(data[gather])
+    where = np.repeat(to - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    out[where] = values
+
+
 def _buffers(blocks: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The bytes and the (count + 1) offsets of a binary / large_binary array."""
     if isinstance(blocks, pa.ChunkedArray):
@@ -141,13 +176,11 @@ def decode_postings(blocks: pa.Array, length: int) -> tuple[np.ndarray, np.ndarr
         freqs[: full * BLOCK] = _unpack_by_width(data, freq_at + 1, freq_width).reshape(-1)
     rest = length - full * BLOCK
     if rest:
-        at = int(offsets[full]) + 4
-        ids, at = varints(data, at, rest)
-        fs, at = varints(data, at, rest)
-        if at > offsets[full + 1]:
-            raise ValueError("a posting block runs past its end")
-        docs[full * BLOCK :] = np.cumsum(ids).astype(np.uint32)
-        freqs[full * BLOCK :] = fs.astype(np.uint32)
+        values = _decode_stream(data[int(offsets[full]) + 4 : int(offsets[full + 1])])
+        if len(values) != 2 * rest:
+            raise ValueError(f"a last posting block of {len(values)} varints for {rest} documents")
+        docs[full * BLOCK :] = np.cumsum(values[:rest]).astype(np.uint32)
+        freqs[full * BLOCK :] = values[rest:].astype(np.uint32)
     return docs, freqs
 
 
@@ -198,9 +231,7 @@ def decode_positions(
         values = _unpack_by_width(data, np.asarray(group_starts), np.asarray(widths))
         where = np.asarray(group_out)[:, None] + np.arange(BLOCK)
         deltas[where.reshape(-1)] = values.reshape(-1)
-    for at, count, to in tails:
-        if count:
-            deltas[to : to + count], _ = varints(data, at, count)
+    _tails(data, tails, deltas)
     starts = np.zeros(len(freqs) + 1, np.int64)
     np.cumsum(freqs, out=starts[1:])
     running = np.cumsum(deltas)

@@ -19,7 +19,10 @@ searches the indexed fragments only, as pylance; a column without an INVERTED in
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -36,15 +39,23 @@ from ..fts import (
     open_inverted_index,
 )
 from ..fts.indices import INVERTED_DETAILS
-from ..manifest import Fragment, index_entries
+from ..manifest import Fragment, IndexEntry, index_entries
 from ..schema import TableSchema
 from ..storage import ObjectStore
 from .deletions import deleted_rows
+from .fragment_reader import empty_rows
+from .prefetch import ordered
+from .readers import readers as kept_readers
 from .request import ScanRequest
 from .scan_plan import ScanPlan, project
-from .vector_search import _take as take_at
 
 __all__ = ["text_batches", "inverted_columns", "text_index"]
+
+
+@lru_cache(maxsize=16)
+def _inverted_entries(index_section: bytes) -> tuple[IndexEntry, ...]:
+    """The INVERTED entries of a manifest's index section (decoded once per section)."""
+    return tuple(e for e in index_entries(index_section) if e.type_url == INVERTED_DETAILS)
 
 
 def inverted_columns(table: TableSchema, index_section: bytes | None) -> list[str]:
@@ -52,7 +63,7 @@ def inverted_columns(table: TableSchema, index_section: bytes | None) -> list[st
     without ``columns`` searches)."""
     if not index_section:
         return []
-    ids = {e.fields[0] for e in index_entries(index_section) if e.type_url == INVERTED_DETAILS}
+    ids = {e.fields[0] for e in _inverted_entries(index_section)}
     return [f.name for f in table.fields if f.id in ids]
 
 
@@ -63,11 +74,7 @@ def text_index(
     if not index_section:
         return None
     field_id = table.field(column).id
-    entries = [
-        e
-        for e in index_entries(index_section)
-        if e.type_url == INVERTED_DETAILS and e.fields == (field_id,)
-    ]
+    entries = [e for e in _inverted_entries(index_section) if e.fields == (field_id,)]
     if not entries:
         return None
     same = [e for e in entries if e.name == entries[0].name]
@@ -97,42 +104,66 @@ def _tokens_of(index: InvertedIndex, text: str) -> tuple[list[str], list[int]]:
     return tokens, positions
 
 
-class _Live:
-    """Which row addresses may be returned: those of the fragments scanned, not deleted."""
+#: live-document masks kept (index, fragments scanned and their deletions -> mask)
+_MASKS_KEPT = 32
+_masks: OrderedDict[tuple[int, tuple[object, ...]], np.ndarray | None] = OrderedDict()
+_masks_lock = threading.Lock()
 
-    def __init__(self, store: ObjectStore, fragments: Sequence[Fragment]) -> None:
-        self.store = store
-        self.by_id = {f.id: f for f in fragments}
-        self._deleted: dict[int, np.ndarray | None] = {}
 
-    def keep(self, addresses: np.ndarray) -> np.ndarray:
+def _fragments_key(fragments: Sequence[Fragment]) -> tuple[object, ...]:
+    out: list[object] = []
+    for f in fragments:
+        d = f.deletion_file
+        out.append((f.id, None if d is None else (d.read_version, d.id, d.num_deleted_rows)))
+    return tuple(out)
+
+
+def live_docs(
+    store: ObjectStore, index: InvertedIndex, fragments: Sequence[Fragment]
+) -> np.ndarray | None:
+    """Which of the index's documents may be returned (a bool per document): those of the
+    fragments scanned, not deleted; None when every one may (kept per index and fragment
+    state)."""
+    key = (id(index), _fragments_key(fragments))
+    with _masks_lock:
+        if key in _masks:
+            _masks.move_to_end(key)
+            return _masks[key]
+    by_id = {f.id: f for f in fragments}
+    deleted = {f.id: deleted_rows(store, f) for f in fragments if f.id in index.fragment_ids}
+    mask: np.ndarray | None = None
+    if not index.fragment_ids <= by_id.keys() or any(
+        d is not None and len(d) for d in deleted.values()
+    ):
+        addresses = index.addresses()
         frag = (addresses >> np.uint64(32)).astype(np.int64)
-        mask = np.zeros(len(addresses), bool)
-        for fid in np.unique(frag).tolist():
-            f = self.by_id.get(fid)
-            if f is None:
-                continue
-            at = frag == fid
-            if fid not in self._deleted:
-                self._deleted[fid] = deleted_rows(self.store, f)
-            gone = self._deleted[fid]
+        mask = np.isin(frag, np.fromiter(by_id, np.int64, len(by_id)))
+        for fid, gone in deleted.items():
             if gone is None or not len(gone):
-                mask |= at
                 continue
-            offsets = addresses[at] & np.uint64(0xFFFFFFFF)
-            alive = ~np.isin(offsets, gone.astype(np.uint64))
-            where = np.flatnonzero(at)
-            mask[where[alive]] = True
-        return mask
+            at = np.flatnonzero(frag == fid)
+            offsets = (addresses[at] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            mask[at[np.isin(offsets, gone.astype(np.int64))]] = False
+    with _masks_lock:
+        _masks[key] = mask
+        while len(_masks) > _MASKS_KEPT:
+            _masks.popitem(last=False)
+    return mask
 
 
-def _searcher(indices: dict[str, InvertedIndex], live: _Live, tokens: Any = _tokens_of) -> Searcher:
+def _searcher(
+    store: ObjectStore, indices: dict[str, InvertedIndex], fragments: Sequence[Fragment]
+) -> Searcher:
     def hits(index: InvertedIndex, docs: np.ndarray, scores: np.ndarray) -> Hits:
+        mask = live_docs(store, index, fragments)
+        if mask is not None:
+            keep = mask[docs]
+            docs, scores = docs[keep], scores[keep]
         addrs = index.addresses()[docs]
-        keep = live.keep(addrs)
-        addrs, scores = addrs[keep], scores[keep]
-        order = np.argsort(addrs, kind="stable")
-        return addrs[order], scores[order]
+        if not index.addresses_ascending:
+            order = np.argsort(addrs, kind="stable")
+            addrs, scores = addrs[order], scores[order]
+        return addrs, scores
 
     def match(column: str, toks: list[str], every: bool) -> Hits:
         index = indices[column]
@@ -181,9 +212,7 @@ def text_batches(
             "indexed fragments only) or bring the index up to date in pylance "
             "(optimize_indices)"
         )
-    live = _Live(store, fragments)
-    addrs, scores = evaluate(search.query, _searcher(indices, live))
-    addrs, scores = _best_first(addrs, scores)
+    addrs, scores = evaluate(search.query, _searcher(store, indices, fragments))
     predicate = plan.predicate
     start = request.offset or 0
     limit = request.limit
@@ -191,8 +220,7 @@ def text_batches(
         mask = predicate.mask(take_at(store, table, fragments, plan, addrs))
         keep = mask.fill_null(False).to_numpy(zero_copy_only=False)
         addrs, scores = addrs[keep], scores[keep]
-    if limit is not None:
-        addrs, scores = addrs[: start + limit], scores[: start + limit]
+    addrs, scores = _best_first(addrs, scores, None if limit is None else start + limit)
     rows = take_at(store, table, fragments, plan, addrs)
     if predicate is not None and not search.prefilter:  # postfilter: fewer may remain
         keep = predicate.mask(rows).fill_null(False).to_numpy(zero_copy_only=False)
@@ -212,7 +240,57 @@ def text_batches(
         yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def _best_first(addrs: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Best score first; equal scores by row address."""
+def take_at(
+    store: ObjectStore,
+    table: TableSchema,
+    fragments: Sequence[Fragment],
+    plan: ScanPlan,
+    addresses: np.ndarray,
+) -> pa.RecordBatch:
+    """The rows at ``addresses`` (unique, in that order) read into the plan's read schema,
+    one take per fragment through the kept readers, the fragments' takes on the read pool."""
+    schema = plan.read_schema
+    if not len(addresses):
+        return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+    if not plan.top_fields:
+        return empty_rows(len(addresses))
+    order = np.argsort(addresses, kind="stable")
+    uniq = addresses[order]
+    frag_ids = (uniq >> np.uint64(32)).astype(np.int64)
+    by_id = {f.id: f for f in fragments}
+    kept = kept_readers(store, table, plan.top_fields, schema, False)
+    bounds = np.flatnonzero(np.diff(frag_ids)) + 1
+
+    def task(run: np.ndarray) -> Callable[[], list[pa.RecordBatch]]:
+        def read() -> list[pa.RecordBatch]:
+            offsets = (uniq[run] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            return kept.reader(by_id[int(frag_ids[run[0]])]).take(offsets)
+
+        return read
+
+    tasks = [task(run) for run in np.split(np.arange(len(uniq)), bounds)]
+    if len(tasks) == 1:
+        parts = tasks[0]()
+    else:  # each fragment's rows taken on the read pool, at once
+        parts = [b for taken in ordered(tasks, ahead=len(tasks)) for b in taken]
+    back = np.empty(len(order), np.int64)
+    back[order] = np.arange(len(order))
+    taken = pa.Table.from_batches(parts, schema=schema).take(pa.array(back))
+    return taken.combine_chunks().to_batches()[0]
+
+
+def _best_first(
+    addrs: np.ndarray, scores: np.ndarray, k: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` (None: all), best score first; equal scores by row address (pylance
+    orders ties arbitrarily)."""
+    if k is not None and k < len(addrs):
+        if k <= 0:
+            return addrs[:0], scores[:0]
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        top = np.flatnonzero(scores >= kth)  # (ties at the k-th score all kept, then cut)
+        addrs, scores = addrs[top], scores[top]
     order = np.lexsort((addrs, -scores.astype(np.float64)))
+    if k is not None:
+        order = order[:k]
     return addrs[order], scores[order]
