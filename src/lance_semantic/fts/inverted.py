@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -76,6 +77,22 @@ class TermMatches:
         return len(self.docs)
 
 
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _background() -> ThreadPoolExecutor:
+    """The thread that reads an index's documents while its postings are read."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="lance-semantic-fts"))
+    return _POOL[0]
+
+
+def _joined(parts: list[np.ndarray], dtype: type[np.generic]) -> np.ndarray:
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, dtype)
+
+
 _EMPTY = TermMatches(np.empty(0, np.int64), np.empty(0, np.uint32))
 
 
@@ -118,6 +135,7 @@ class InvertedIndex:
         self._lookup = token_lookup
         self._meta = IndexFile(store, f"{base}/metadata.lance")
         self._lock = threading.RLock()
+        self._docs_lock = threading.Lock()
         self._params: dict[str, Any] | None = None
         self._parts: list[_Partition] | None = None
         self._addresses: np.ndarray | None = None
@@ -174,6 +192,8 @@ class InvertedIndex:
 
     # ---- reading ------------------------------------------------------------------------
     def _open(self) -> list[_Partition]:
+        if self._parts is not None:  # (set once, never changed)
+            return self._parts
         with self._lock:
             if self._parts is None:
                 meta = self._meta.schema_metadata()
@@ -194,20 +214,23 @@ class InvertedIndex:
             return self._parts
 
     def _docs(self) -> tuple[np.ndarray, np.ndarray]:
-        with self._lock:
+        with self._docs_lock:
             if self._addresses is None:
                 addrs, lens, firsts, total = [], [], [0], 0
                 for p in self._open():
-                    table = p.docs_file.read_all()
-                    addrs.append(table.column("_rowid").to_numpy().astype(np.uint64))
-                    lens.append(table.column("_num_tokens").to_numpy().astype(np.uint32))
+                    table = p.docs_file.read_range(0, 1 << 40)  # (one batch)
+                    addrs.append(table.column("_rowid").to_numpy().astype(np.uint64, copy=False))
+                    lens.append(
+                        table.column("_num_tokens").to_numpy().astype(np.uint32, copy=False)
+                    )
                     firsts.append(firsts[-1] + table.num_rows)
                     meta = p.docs_file.schema_metadata()
                     total += int(meta.get(b"total_tokens", b"0")) or int(lens[-1].sum())
-                self._addresses = np.concatenate(addrs) if addrs else np.empty(0, np.uint64)
-                self._lengths = np.concatenate(lens) if lens else np.empty(0, np.uint32)
+                self._addresses = _joined(addrs, np.uint64)
+                self._lengths = _joined(lens, np.uint32)
                 self._firsts = np.asarray(firsts, np.int64)
-                self._ascending = bool((np.diff(self._addresses.astype(np.int64)) > 0).all())
+                a = self._addresses
+                self._ascending = bool((a[1:] > a[:-1]).all())
                 self._total_tokens = total
             assert self._lengths is not None
             return self._addresses, self._lengths
@@ -265,7 +288,11 @@ class InvertedIndex:
         return p.postings[(token_id, positions)]
 
     def prefetch(self, tokens: Sequence[str], *, positions: bool = False) -> None:
-        """Read the posting lists of ``tokens`` not read yet, one take per partition."""
+        """Read the posting lists of ``tokens`` not read yet, one take per partition (the
+        documents, on first use, read meanwhile on another thread)."""
+        if self._addresses is None:
+            self._open()  # (before: the documents' thread only reads the partitions)
+            _background().submit(self._docs)
         with self._lock:
             for p in self._open():
                 ids = [self._token_id(p, t) for t in dict.fromkeys(tokens)]
