@@ -6,8 +6,8 @@ index, side by side in one process::
 Data (deterministic, seed 31): ``--rows`` documents (default 200,000) in 4 fragments, each
 5 to 40 words drawn Zipf-like from 20,000 words ``t0 ... t19999``, written by pylance;
 pylance builds an INVERTED index with positions (``stem=False, remove_stop_words=False,
-ascii_folding=False``: a whitespace split is its analyzer on this corpus; until pylance's
-analyzer is here, lance-semantic's query text goes through that split).
+ascii_folding=False``); lance-semantic's query text goes through pylance's analyzer
+(``fts.tokenize``).
 
 What is timed (``to_table(full_text_query=..., columns=["id"], limit=10)``, a new query
 every round, on a handle opened once: *warm*; on a new handle with the index caches cleared:
@@ -24,7 +24,6 @@ Each round's results are checked equal (the same ids up to ties at the 10th scor
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -42,14 +41,8 @@ import pyarrow as pa  # noqa: E402
 
 import lance_semantic as ls  # noqa: E402
 from lance_semantic.fts import PhraseQuery, clear_kept_inverted  # noqa: E402
-from lance_semantic.read import text_search  # noqa: E402
 
 VOCAB = 20_000
-
-
-def _split(index: Any, text: str) -> tuple[list[str], list[int]]:
-    tokens = text.lower().split()
-    return tokens, list(range(len(tokens)))
 
 
 def _write(uri: str, rows: int) -> list[str]:
@@ -111,9 +104,6 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=21)
     opts = parser.parse_args()
-    if importlib.util.find_spec("lance_semantic.fts.tokenize") is None:
-        text_search._tokens_of = _split  # type: ignore[assignment]
-        print("(query text tokenized by a whitespace split: fts.tokenize is not here yet)")
     with tempfile.TemporaryDirectory() as tmp:
         uri = str(Path(tmp) / "t.lance")
         docs = _write(uri, opts.rows)

@@ -419,7 +419,7 @@ def test_pylance_writers_from_before_our_compaction_commit_over_it(tmp_path: Pat
 @pytest.mark.parametrize(
     ("setup", "feature"),
     [
-        (lambda uri: lance.dataset(uri).create_scalar_index("k", "BTREE"), "indices"),
+        (lambda uri: lance.dataset(uri).create_scalar_index("k", "ZONEMAP"), "indices"),
         (None, "stable row ids"),
     ],
 )

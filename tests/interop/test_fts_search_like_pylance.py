@@ -6,17 +6,15 @@ The searches run twins: the same table queried by pylance (``lance.dataset``) an
 (``ls.dataset``), which must return the same rows (up to ties at the k-th score) with
 ``_score`` equal to 1e-5 relative.
 
-The corpora are ASCII lower-case words indexed with ``stem=False, remove_stop_words=False,
-ascii_folding=False``, where a whitespace split is pylance's analyzer exactly: until
-pylance's analyzer (``fts.tokenize``) is here, the query text is tokenized by that split.
+Most corpora are ASCII lower-case words indexed with ``stem=False, remove_stop_words=False,
+ascii_folding=False``, where a whitespace split gives the expected tokens and positions;
+queries go through pylance's analyzer (``fts.tokenize``) as the index's parameters say.
 Every table here is legacy (pylance cannot open a flagged one, so an index pylance built
 cannot exist there).
 """
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +39,6 @@ from lance_semantic.fts import (
     decode_positions,
     decode_postings,
 )
-from lance_semantic.read import text_search
 
 pytestmark = pytest.mark.interop
 
@@ -55,20 +52,6 @@ def _corpus(n: int, seed: int, longest: int = 12, vocab: int = 60) -> list[str]:
     p = 1.0 / np.arange(1, vocab + 1)
     p /= p.sum()
     return [" ".join(rng.choice(words, size=rng.integers(0, longest), p=p)) for _ in range(n)]
-
-
-@pytest.fixture(autouse=True)
-def _split_analyzer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Query text tokenized by a whitespace split until ``fts.tokenize`` is here (exact on
-    these corpora)."""
-    if importlib.util.find_spec("lance_semantic.fts.tokenize") is None:
-
-        def split(index: Any, text: str) -> tuple[list[str], list[int]]:
-            tokens = text.lower().split()
-            return tokens, list(range(len(tokens)))
-
-        monkeypatch.setattr(text_search, "_tokens_of", split)
-    yield
 
 
 def _index_dir(uri: str) -> Path:

@@ -367,6 +367,67 @@ class Changes(Handle):
         )
         return self
 
+    def create_scalar_index(
+        self,
+        column: str,
+        index_type: str,
+        name: str | None = None,
+        *,
+        replace: bool = True,
+        train: bool = True,
+        fragment_ids: list[int] | None = None,
+        index_uuid: str | None = None,
+        **params: Any,
+    ) -> None:
+        """Build a BTREE, BITMAP or LABEL_LIST index over ``column`` in pylance 14's format
+        and commit it (pylance's ``LanceDataset.create_scalar_index``, same defaults; returns
+        None as pylance's does): pylance lists it, plans its filters through it and rewrites
+        it like its own, and this library's filters use it.
+
+        The name defaults to ``<column>_idx``; ``replace=True`` (default) replaces an index
+        of that name. ``train=False`` commits an empty index (no fragments). Deleted rows
+        are not indexed. On a flagged table the index keys hold the semantic type's default
+        layout, whatever layouts the data files hold.
+
+        Raises
+        ------
+        NotSupportedYetError
+            ZONEMAP, BLOOMFILTER, INVERTED / FTS, NGRAM, RTREE, MINHASHLSH; an index on a
+            nested field or several columns; ``progress_callback``.
+        TypeError
+            A column the type cannot hold (BTREE / BITMAP: not a number, boolean, string,
+            binary, decimal, fixed-size binary or temporal; LABEL_LIST: not a list of
+            those), naming the column; an unknown option.
+        KeyError, NotImplementedError, ValueError, RuntimeError
+            As pylance: a missing column, an unknown index type, ``fragment_ids`` (use
+            pylance's distributed build) or a bad ``index_uuid``, an existing index of that
+            name with ``replace=False``. Nothing is committed.
+
+        Examples
+        --------
+        >>> import pyarrow as pa, lance_semantic as ls
+        >>> ds = ls.write_dataset(pa.table({"id": [3, 1, 2], "tag": ["a", "b", "a"]}), "t.lance")
+        >>> ds.create_scalar_index("id", "BTREE")
+        >>> ds.create_scalar_index("tag", "BITMAP")
+        >>> [(i["name"], i["type"]) for i in ds.list_indices()]
+        [('id_idx', 'BTree'), ('tag_idx', 'Bitmap')]
+        >>> ds.to_table(filter="tag = 'a'").column("id").to_pylist()
+        [3, 2]
+        """
+        self._apply(
+            lambda snap: indices.create_scalar_index(
+                snap,
+                column,
+                index_type,
+                name,
+                replace=replace,
+                train=train,
+                fragment_ids=fragment_ids,
+                index_uuid=index_uuid,
+                params=params,
+            )
+        )
+
     def create_index_uncommitted(
         self,
         column: str | list[str],

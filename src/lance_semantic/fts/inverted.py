@@ -34,8 +34,10 @@ import pyarrow as pa
 from ..errors import CorruptTableError, NotSupportedYetError
 from ..scalar.files import IndexFile
 from ..storage import ObjectStore
+from .params import AnalyzerParams, analyzer_params
 from .postings import Postings, decode_positions, decode_postings
 from .token_map import TokenMap
+from .tokenize import Analyzer
 
 __all__ = ["InvertedIndex", "TermMatches", "bm25_weights", "K1", "B", "idf"]
 
@@ -137,6 +139,8 @@ class InvertedIndex:
         self._lock = threading.RLock()
         self._docs_lock = threading.Lock()
         self._params: dict[str, Any] | None = None
+        self._analyzer_params: AnalyzerParams | None = None
+        self._analyzer: Analyzer | None = None
         self._parts: list[_Partition] | None = None
         self._addresses: np.ndarray | None = None
         self._lengths: np.ndarray | None = None
@@ -153,6 +157,16 @@ class InvertedIndex:
         self._open()
         assert self._params is not None
         return self._params
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """pylance's analyzer of the index (what a query's text goes through)."""
+        with self._lock:
+            if self._analyzer is None:
+                self._open()
+                assert self._analyzer_params is not None
+                self._analyzer = Analyzer(self._analyzer_params)
+            return self._analyzer
 
     @property
     def with_position(self) -> bool:
@@ -200,6 +214,7 @@ class InvertedIndex:
                 where = self.store.uri(f"{self.base}/metadata.lance")
                 try:
                     self._params = json.loads(meta[b"params"])
+                    self._analyzer_params = analyzer_params(meta, where=where)
                     parts = json.loads(meta.get(b"partitions", b"[0]"))
                 except (KeyError, ValueError) as e:
                     raise CorruptTableError(where, f"unreadable index metadata: {e}") from e

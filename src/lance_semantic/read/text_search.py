@@ -18,12 +18,10 @@ searches the indexed fragments only, as pylance; a column without an INVERTED in
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -88,20 +86,8 @@ def text_index(
 
 def _tokens_of(index: InvertedIndex, text: str) -> tuple[list[str], list[int]]:
     """The query's tokens through the index's analyzer, and their positions."""
-    try:
-        module: Any = importlib.import_module("lance_semantic.fts.tokenize")
-    except ImportError:  # pragma: no cover - the analyzer lands with i31/fts-tokens
-        raise NotSupportedYetError(
-            "full text search of a query text (pylance's analyzer is not here yet)"
-        ) from None
-    got = list(module.Analyzer(dict(index.params)).tokens(text))
-    if all(isinstance(t, str) for t in got):
-        return got, list(range(len(got)))
-    tokens = [str(getattr(t, "text", t[0] if isinstance(t, tuple) else t)) for t in got]
-    positions = [
-        int(getattr(t, "position", t[1] if isinstance(t, tuple) else i)) for i, t in enumerate(got)
-    ]
-    return tokens, positions
+    got = index.analyzer.tokens_with_positions(text)
+    return [t for t, _ in got], [p for _, p in got]
 
 
 #: live-document masks kept (index, fragments scanned and their deletions -> mask)

@@ -9,8 +9,9 @@ its default options (measured; docs/format/index-formats.md "Compaction"):
   merges fragments that different indices cover, so a group is covered whole or not at
   all); name, fields, dataset version and creation time stay.
 
-pylance remaps every index type it has. Here IVF_FLAT, IVF_PQ and IVF_SQ are remapped; a
-compaction that would have to remap another type (BTREE, BITMAP, INVERTED, HNSW, ...) is
+pylance remaps every index type it has. Here IVF_FLAT, IVF_PQ, IVF_SQ, BTREE, BITMAP and
+LABEL_LIST are remapped (scalar/remap.py); a compaction that would have to remap another
+type (INVERTED, ZONEMAP, HNSW, ...) is
 refused with ``NotSupportedYetError`` naming the index and its type, before anything is
 committed. No fragment-reuse index is written (pylance's ``defer_index_remap``, off by
 default, is refused by ``compact_files``).
@@ -35,6 +36,7 @@ from ...manifest import (
     index_entries,
 )
 from ...read import deleted_rows
+from ...scalar.remap import REMAPPED_TYPES, SCALAR_INDEX_FILES, remap_scalar_index
 from ...storage import ObjectStore, UncommittedFiles
 from ...vector import (
     INDEX_DIR,
@@ -58,6 +60,9 @@ def indices_to_remap(
     for entry in index_entries(manifest.index_section):
         if not ids & set(entry.fragment_ids):
             continue
+        if _scalar(entry):
+            out.append(entry)
+            continue
         if open_ivf_index(store, entry) is None:
             what = entry.index_type
             if what in IVF_TYPES:  # an IVF index of a version or layout not known here
@@ -68,6 +73,12 @@ def indices_to_remap(
             )
         out.append(entry)
     return out
+
+
+def _scalar(entry: IndexEntry) -> bool:
+    """Whether ``entry`` is a BTREE / BITMAP / LABEL_LIST index remapped here."""
+    known = REMAPPED_TYPES.get(entry.type_url)
+    return known == entry.index_version and entry.base_id is None
 
 
 def _address_map(store: ObjectStore, groups: Sequence[RewriteGroup]) -> RowAddressMap:
@@ -99,9 +110,16 @@ def remap_indices(
         if folders is not None:
             folders.append(folder)
         # registered first: a write that fails half way leaves nothing behind
-        files.add(f"{folder}/auxiliary.idx")
-        files.add(f"{folder}/index.idx")
-        written = remap_ivf_index(store, entry, mapping, new_uuid)
+        written: Sequence[IndexFile] | None
+        if _scalar(entry):
+            for name in SCALAR_INDEX_FILES[entry.type_url]:
+                files.add(f"{folder}/{name}")
+            written = remap_scalar_index(store, entry, mapping, new_uuid)
+        else:
+            files.add(f"{folder}/auxiliary.idx")
+            files.add(f"{folder}/index.idx")
+            ivf = remap_ivf_index(store, entry, mapping, new_uuid)
+            written = None if ivf is None else [IndexFile(w.path, w.size_bytes) for w in ivf]
         if written is None:  # checked by indices_to_remap
             raise NotSupportedYetError(f"remapping the {entry.index_type} index {entry.name!r}")
         rewritten = RewrittenIndex(

@@ -2,6 +2,7 @@
 and optimizes them."""
 
 from .create import create_index
+from .create_scalar import create_scalar_index
 from .describe import (
     IndexDescription,
     IndexSegmentDescription,
@@ -17,6 +18,7 @@ __all__ = [
     "IndexInformation",
     "list_indices",
     "create_index",
+    "create_scalar_index",
     "IndexDescription",
     "IndexSegmentDescription",
     "describe_indices",

@@ -18,8 +18,9 @@ to date. Measured on pylance 14.0.2 (docs/guides/vector-search.md): with
 every segment and *joins* partitions (fewer partitions, new centroids); here unset means 0.
 ``retrain=True`` builds each chosen index again over every row, with pylance's partition
 count (``rows // 4096`` for IVF_FLAT, ``rows // 8192`` for IVF_PQ / IVF_SQ), replacing all
-its segments. Scalar indices with unindexed fragments are not updated here (name the vector
-indices in ``index_names``).
+its segments. A BTREE / BITMAP / LABEL_LIST index with unindexed fragments is built again
+over every fragment, one segment under a new uuid replacing all of its segments (pylance 14
+merges the new rows into it: the same result, measured).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from ...storage import UncommittedFiles
 from ...vector import INDEX_DIR, IvfBuilder, IvfIndex, IvfParams, open_ivf_index
 from ..core import Snapshot
 from .create import ENGINE_ONLY_OPTIONS, create_index
+from .create_scalar import build_scalar_index, scalar_kind
 from .describe import _vector_details
 from .drop import raw_entries
 
@@ -188,7 +190,7 @@ def _plan(
     groups: dict[str, list[IndexEntry]] = {}
     for e in index_entries(manifest.index_section):
         groups.setdefault(e.name, []).append(e)
-    out = []
+    out: list[tuple[list[IndexEntry], list[IndexEntry], list[Fragment], set[int]]] = []
     for name, segments in sorted(groups.items()):
         if names is not None and name not in names:
             continue
@@ -197,6 +199,9 @@ def _plan(
         merged = segments[-merge:] if merge else []
         if not unindexed and len(merged) < 2:
             continue  # up to date
+        if scalar_kind(segments[0]) is not None:
+            out.append((segments, segments, list(manifest.fragments), set()))
+            continue
         if not segments[0].type_url.endswith("VectorIndexDetails"):
             raise NotSupportedYetError(
                 f"optimize_indices: index {name!r} of type {segments[0].index_type} (scalar "
@@ -217,8 +222,11 @@ def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifes
     plans = _plan(snap.manifest, names, merge)
     if not plans:
         return snap.manifest, None
-    models = []
+    models: list[IvfIndex | None] = []
     for segments, *_ in plans:
+        if scalar_kind(segments[-1]) is not None:
+            models.append(None)
+            continue
         model = open_ivf_index(snap.store, segments[-1])
         if model is None:
             raise NotSupportedYetError(
@@ -232,6 +240,12 @@ def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifes
     try:
         with UncommittedFiles(snap.store) as files:
             for (segments, merged, chosen, fresh), model in zip(plans, models, strict=True):
+                if model is None:  # a scalar index: built again over every fragment
+                    entry = _scalar_again(snap, files, segments[-1])
+                    folders.append(f"{INDEX_DIR}/{entry.uuid}")
+                    new.append(entry)
+                    removed |= {s.uuid for s in segments}
+                    continue
                 version = min(s.dataset_version for s in merged) if merged else snap.version
                 entry = _segment(snap, files, model, segments[-1], chosen, fresh, version)
                 folders.append(f"{INDEX_DIR}/{entry.uuid}")
@@ -247,6 +261,16 @@ def optimize_indices(snap: Snapshot, kwargs: Mapping[str, Any]) -> tuple[Manifes
             snap.store.remove_empty_dir(folder)
         raise
     return manifest, None
+
+
+def _scalar_again(snap: Snapshot, files: UncommittedFiles, last: IndexEntry) -> IndexEntry:
+    """A BTREE / BITMAP / LABEL_LIST index built again over every fragment (what pylance
+    14's optimize gives: one segment over all fragments, under a new uuid)."""
+    kind = scalar_kind(last)
+    assert kind is not None
+    path = _column(snap.manifest, last)
+    entry = build_scalar_index(snap, files, kind, path, last.name, str(uuidlib.uuid4()))
+    return entry
 
 
 # ---- retrain ----------------------------------------------------------------------------------
