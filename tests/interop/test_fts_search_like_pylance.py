@@ -249,21 +249,41 @@ def test_deleted_rows_never_come_back_and_keep_the_scores(
         assert not ((ids < 300) | (ids % 7 == 0)).any()
 
 
-def test_appended_fragments(twins: tuple[lance.LanceDataset, str]) -> None:
-    """pylance tokenizes fragments its index does not cover on the fly; that is not here
-    yet: refused, naming the fragments, unless ``fast_search=True`` (indexed fragments
-    only, as pylance)."""
+@pytest.mark.parametrize(
+    ("query", "options"),
+    [
+        ("w1 w2", {}),
+        ("w1 w2", dict(limit=10)),
+        (PhraseQuery("w1 w2", "text"), {}),
+        ("w1 w2", dict(filter="id > 2500", prefilter=True)),
+        ("w1 w2", dict(filter="id > 2500", prefilter=True, limit=15)),
+        ("w1 w2", dict(filter="id > 2500", limit=30)),
+        ("w1 w2", dict(fast_search=True)),
+        (MatchQuery("w3 w1", "text", operator=FullTextOperator.AND), {}),
+    ],
+    ids=["match", "limit", "phrase", "prefilter", "prefilter-limit", "postfilter", "fast", "and"],
+)
+def test_appended_fragments_like_pylance(
+    twins: tuple[lance.LanceDataset, str], query: object, options: dict[str, Any]
+) -> None:
+    """Fragments the index does not cover are tokenized when searched (with the index's
+    statistics plus theirs, live and prefiltered rows only); ``fast_search=True`` leaves
+    them out. The new fragment has deletions too."""
     pl, uri = twins
-    more = _corpus(500, 9, 10, 40)
+    more = _corpus(1000, 9, 10, 40)
     pl.insert(
-        pa.table({"id": np.arange(3000, 3500), "text": more, "t2": more, "n": np.arange(500)})
+        pa.table({"id": np.arange(3000, 4000), "text": more, "t2": more, "n": np.arange(1000)})
     )
-    expected = pl.to_table(full_text_query="w1 w2", columns=["id"], fast_search=True)
-    got = ls.dataset(uri).to_table(full_text_query="w1 w2", columns=["id"], fast_search=True)
-    _same(expected, got)
-    assert int(np.asarray(got["id"]).max()) < 3000
-    with pytest.raises(NotSupportedYetError, match=r"fragments \[3\]"):
-        ls.dataset(uri).to_table(full_text_query="w1 w2")
+    pl.delete("id >= 3900 or id % 11 = 0")
+    expected = pl.to_table(full_text_query=_pylance_query(query), columns=["id"], **options)
+    got = ls.dataset(uri).to_table(full_text_query=query, columns=["id"], **options)
+    _same(expected, got, options.get("limit"))
+    ids = np.asarray(got["id"])
+    assert not ((ids >= 3900) | (ids % 11 == 0)).any()
+    if options.get("fast_search"):
+        assert (ids < 3000).all()
+    elif not options:
+        assert (ids >= 3000).any()
 
 
 def test_fragments_scanned(twins: tuple[lance.LanceDataset, str]) -> None:
@@ -316,14 +336,56 @@ def test_errors_like_pylance(twins: tuple[lance.LanceDataset, str]) -> None:
         ours.to_table(full_text_query=3)
 
 
-def test_column_without_index(tmp_path: Path) -> None:
-    """pylance searches a column without an INVERTED index flat; not here yet."""
+@pytest.mark.parametrize(
+    "query",
+    ["dogs", "DOGS", "running", "Running", "the", "Über", "über", "cafe", "dogs run"],
+)
+@pytest.mark.parametrize("limit", [None, 2])
+def test_column_without_index_like_pylance(tmp_path: Path, query: str, limit: int | None) -> None:
+    """A column without an INVERTED index is searched flat: pylance's ``simple`` splitting
+    alone (case kept, no stems, no stop words, no folding), the rows' own statistics, and
+    without a limit the rows in scan order."""
     uri = str(tmp_path / "t.lance")
-    pl = lance.write_dataset(pa.table({"text": ["w1 w2", "w2"], "plain": ["w1", "w3"]}), uri)
-    pl.create_scalar_index("text", "INVERTED", **EXACT)
-    assert pl.to_table(full_text_query=MatchQuery("w1", "plain").to_pylance()).num_rows == 1
-    with pytest.raises(NotSupportedYetError, match="'plain'"):
-        ls.dataset(uri).to_table(full_text_query=MatchQuery("w1", "plain"))
+    texts = ["Running DOGS quickly", "the dogs run", "dogs DOGS dogs", "Über naïve café", "a an"]
+    pl = lance.write_dataset(pa.table({"id": np.arange(5), "t": texts, "u": texts}), uri)
+    pl.create_scalar_index("u", "INVERTED")  # (a string query needs an indexed column)
+    q = MatchQuery(query, "t")
+    expected = pl.to_table(full_text_query=q.to_pylance(), columns=["id"], limit=limit)
+    got = ls.dataset(uri).to_table(full_text_query=q, columns=["id"], limit=limit)
+    if limit is None:
+        assert got["id"].to_pylist() == expected["id"].to_pylist()
+        assert got["_score"].to_pylist() == pytest.approx(expected["_score"].to_pylist(), rel=1e-5)
+    else:
+        _same(expected, got, limit)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "running dogs",
+        "The quick brown foxes",
+        "jumped over",
+        "café naïve",
+        "a the of",
+        '"quick brown"',
+        '"brown the fox"',
+    ],
+)
+def test_default_analyzer_like_pylance(tmp_path: Path, query: str) -> None:
+    """pylance's default analyzer (lower case, English stems, stop words, ASCII folding)
+    on the index and the query."""
+    uri = str(tmp_path / "t.lance")
+    rng = np.random.default_rng(4)
+    vocab = (
+        "The quick brown fox jumps over the lazy dog running dogs ran runs Café naïve "
+        "résumé of a an quickly Jumped foxes BROWN the-end it's"
+    ).split()
+    texts = [" ".join(rng.choice(vocab, size=rng.integers(1, 12))) for _ in range(800)]
+    pl = lance.write_dataset(pa.table({"id": np.arange(800), "t": texts}), uri)
+    pl.create_scalar_index("t", "INVERTED", with_position=True)
+    expected = pl.to_table(full_text_query=query, columns=["id"], limit=20)
+    got = ls.dataset(uri).to_table(full_text_query=query, columns=["id"], limit=20)
+    _same(expected, got, 20)
 
 
 def test_no_index_at_all(tmp_path: Path) -> None:

@@ -77,11 +77,15 @@ class SearchPlan:
 @dataclass(frozen=True)
 class TextPlan:
     """What a full text search returns: ``schema`` (the outputs with ``_score``, before the
-    row id / address columns) and ``score_at``, where ``_score`` goes among the outputs."""
+    row id / address columns) and ``score_at``, where ``_score`` goes among the outputs;
+    what it reads of the rows no index covers (``flat``)."""
 
     search: TextSearch
     schema: pa.Schema
     score_at: int
+    #: per searched column, the plan of the rows searched without an index (the column,
+    #: with the filter when prefiltering)
+    flat: tuple[tuple[str, ScanPlan], ...] = ()
 
 
 def _in_layout(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:

@@ -228,7 +228,22 @@ def _plan_text(table: TableSchema, request: ScanRequest, *, flagged: bool) -> Sc
     fields = list(plan.output_schema)
     fields.insert(score_at, pa.field(SCORE, pa.float32()))
     schema = pa.schema(fields, metadata=plan.output_schema.metadata)
-    return replace(plan, text=TextPlan(search, schema, score_at), identity=False)
+    flat = tuple(
+        (
+            column,
+            plan_scan(
+                table,
+                ScanRequest(
+                    columns=[column],
+                    filter=request.filter if search.prefilter else None,
+                    output_encodings=request.output_encodings,
+                ),
+                flagged=flagged,
+            ),
+        )
+        for column in dict.fromkeys(search.query.columns)
+    )
+    return replace(plan, text=TextPlan(search, schema, score_at, flat), identity=False)
 
 
 def _text_column(table: TableSchema, column: str, flagged: bool) -> None:

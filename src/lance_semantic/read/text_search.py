@@ -29,6 +29,8 @@ import pyarrow as pa
 from ..errors import NotSupportedYetError
 from ..fts import (
     PHRASE_WITHOUT_POSITIONS,
+    Analyzer,
+    AnalyzerParams,
     Hits,
     InvertedIndex,
     Searcher,
@@ -46,6 +48,7 @@ from .prefetch import ordered
 from .readers import readers as kept_readers
 from .request import ScanRequest
 from .scan_plan import ScanPlan, project
+from .text_flat import FlatDocs, IndexStats, flat_docs
 
 __all__ = ["text_batches", "inverted_columns", "text_index"]
 
@@ -137,11 +140,69 @@ def live_docs(
     return mask
 
 
-def _searcher(
-    store: ObjectStore, indices: dict[str, InvertedIndex], fragments: Sequence[Fragment]
-) -> Searcher:
-    def hits(index: InvertedIndex, docs: np.ndarray, scores: np.ndarray) -> Hits:
-        mask = live_docs(store, index, fragments)
+#: how pylance 14 tokenizes a column without an INVERTED index: its ``simple`` splitting
+#: alone (no lower-casing, stemming, stop words, folding or length limit)
+FLAT_ANALYZER = AnalyzerParams(
+    base_tokenizer="simple",
+    lower_case=False,
+    stem=False,
+    remove_stop_words=False,
+    ascii_folding=False,
+    max_token_length=None,
+)
+
+
+class _Search:
+    """One query's evaluation over the scanned ``fragments``: each column through its index
+    (``indices``; None for a column without one) and, for the fragments its index does not
+    cover (all of them without an index), over the rows tokenized then (``flat``)."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        table: TableSchema,
+        fragments: Sequence[Fragment],
+        indices: dict[str, InvertedIndex | None],
+        flat: dict[str, tuple[list[Fragment], ScanPlan]],
+    ) -> None:
+        self.store, self.table, self.fragments = store, table, fragments
+        self.indices, self.flat = indices, flat
+        self._docs: dict[str, FlatDocs] = {}
+        self._flat_analyzer: Analyzer | None = None
+
+    def analyzer(self, column: str) -> Analyzer:
+        index = self.indices[column]
+        if index is not None:
+            return index.analyzer
+        if self._flat_analyzer is None:
+            self._flat_analyzer = Analyzer(FLAT_ANALYZER)
+        return self._flat_analyzer
+
+    def tokens(self, column: str, text: str) -> tuple[list[str], list[int]]:
+        index = self.indices[column]
+        if index is not None:
+            return _tokens_of(index, text)
+        got = self.analyzer(column).tokens_with_positions(text)
+        return [t for t, _ in got], [p for _, p in got]
+
+    def _flat_docs(self, column: str) -> FlatDocs | None:
+        frags, plan = self.flat.get(column, ([], None))
+        if not frags or plan is None:
+            return None
+        if column not in self._docs:
+            self._docs[column] = flat_docs(
+                self.store, self.table, frags, plan, column, self.analyzer(column)
+            )
+        return self._docs[column]
+
+    def _stats(self, column: str) -> IndexStats:
+        index = self.indices[column]
+        if index is None:
+            return IndexStats()
+        return IndexStats(index.num_docs, index.total_tokens, lambda t: index.term(t).count)
+
+    def _hits(self, index: InvertedIndex, docs: np.ndarray, scores: np.ndarray) -> Hits:
+        mask = live_docs(self.store, index, self.fragments)
         if mask is not None:
             keep = mask[docs]
             docs, scores = docs[keep], scores[keep]
@@ -151,17 +212,44 @@ def _searcher(
             addrs, scores = addrs[order], scores[order]
         return addrs, scores
 
-    def match(column: str, toks: list[str], every: bool) -> Hits:
-        index = indices[column]
-        return hits(index, *index.score(toks, require_all=every))
+    def match(self, column: str, toks: list[str], every: bool) -> Hits:
+        index = self.indices[column]
+        parts = []
+        if index is not None:
+            parts.append(self._hits(index, *index.score(toks, require_all=every)))
+        docs = self._flat_docs(column)
+        if docs is not None:
+            parts.append(docs.match(toks, every, self._stats(column)))
+        return _joined(parts)
 
-    def phrase(column: str, toks: list[str], positions: list[int], slop: int) -> Hits:
-        index = indices[column]
-        if not index.with_position:
-            raise ValueError(PHRASE_WITHOUT_POSITIONS)
-        return hits(index, *index.phrase(toks, positions, slop))
+    def phrase(self, column: str, toks: list[str], positions: list[int], slop: int) -> Hits:
+        if slop:
+            raise NotSupportedYetError(f"phrase queries with slop={slop} (slop 0 is searched)")
+        index = self.indices[column]
+        parts = []
+        if index is not None:
+            if not index.with_position:
+                raise ValueError(PHRASE_WITHOUT_POSITIONS)
+            parts.append(self._hits(index, *index.phrase(toks, positions, slop)))
+        docs = self._flat_docs(column)
+        if docs is not None:
+            parts.append(docs.phrase(toks, positions, self._stats(column)))
+        return _joined(parts)
 
-    return Searcher(lambda column, text: _tokens_of(indices[column], text), match, phrase)
+    def searcher(self) -> Searcher:
+        return Searcher(self.tokens, self.match, self.phrase)
+
+
+def _joined(parts: list[Hits]) -> Hits:
+    """Hits of disjoint rows, by address."""
+    if not parts:
+        return np.empty(0, np.uint64), np.empty(0, np.float32)
+    if len(parts) == 1:
+        return parts[0]
+    addrs = np.concatenate([p[0] for p in parts])
+    scores = np.concatenate([p[1] for p in parts])
+    order = np.argsort(addrs, kind="stable")
+    return addrs[order], scores[order]
 
 
 def text_batches(
@@ -178,27 +266,26 @@ def text_batches(
     text = plan.text
     assert text is not None
     search: TextSearch = text.search
-    indices: dict[str, InvertedIndex] = {}
+    indices: dict[str, InvertedIndex | None] = {}
+    flat: dict[str, tuple[list[Fragment], ScanPlan]] = {}
+    plans = dict(text.flat)
     for column in search.query.columns:
         index = text_index(store, table, column, index_section)
-        if index is None:
-            raise NotSupportedYetError(
-                f"full text search of column {column!r}, which has no INVERTED index "
-                "(pylance searches it flat)"
-            )
         indices[column] = index
-    covered = frozenset.intersection(*(i.fragment_ids for i in indices.values()))
-    if search.fast_search:
+        if index is None:
+            uncovered = [] if search.fast_search else list(fragments)
+        else:
+            uncovered = (
+                []
+                if search.fast_search
+                else [f for f in fragments if f.id not in index.fragment_ids]
+            )
+        flat[column] = (uncovered, plans[column])
+    if search.fast_search:  # only what the indices cover
+        covered = frozenset().union(*(i.fragment_ids for i in indices.values() if i))
         fragments = [f for f in fragments if f.id in covered]
-    elif any(f.id not in covered for f in fragments):
-        missing = sorted(f.id for f in fragments if f.id not in covered)
-        raise NotSupportedYetError(
-            f"full text search over fragments {missing} that the INVERTED index does not "
-            "cover (pylance tokenizes them on the fly); search with fast_search=True (the "
-            "indexed fragments only) or bring the index up to date in pylance "
-            "(optimize_indices)"
-        )
-    addrs, scores = evaluate(search.query, _searcher(store, indices, fragments))
+    found = _Search(store, table, fragments, indices, flat).searcher()
+    addrs, scores = evaluate(search.query, found)
     predicate = plan.predicate
     start = request.offset or 0
     limit = request.limit
@@ -206,7 +293,10 @@ def text_batches(
         mask = predicate.mask(take_at(store, table, fragments, plan, addrs))
         keep = mask.fill_null(False).to_numpy(zero_copy_only=False)
         addrs, scores = addrs[keep], scores[keep]
-    addrs, scores = _best_first(addrs, scores, None if limit is None else start + limit)
+    if limit is None and all(i is None for i in indices.values()):
+        pass  # pylance's flat search without a limit: the rows in scan (address) order
+    else:
+        addrs, scores = _best_first(addrs, scores, None if limit is None else start + limit)
     rows = take_at(store, table, fragments, plan, addrs)
     if predicate is not None and not search.prefilter:  # postfilter: fewer may remain
         keep = predicate.mask(rows).fill_null(False).to_numpy(zero_copy_only=False)
