@@ -286,6 +286,25 @@ def test_appended_fragments_like_pylance(
         assert (ids >= 3000).any()
 
 
+@pytest.mark.parametrize("query", ["w1 w2", PhraseQuery("w1 w2", "text"), "w5"])
+def test_index_of_two_partitions_like_pylance(
+    twins: tuple[lance.LanceDataset, str], query: object
+) -> None:
+    """pylance's ``optimize_indices`` after an append writes an index of two partitions
+    (``part_0_*``, ``part_1_*``): ``N``, ``n`` and the lengths count over both."""
+    pl, uri = twins
+    more = _corpus(1000, 9, 10, 40)
+    pl.insert(
+        pa.table({"id": np.arange(3000, 4000), "text": more, "t2": more, "n": np.arange(1000)})
+    )
+    pl.optimize.optimize_indices()
+    pl = lance.dataset(uri)
+    for limit in (None, 10):
+        expected = pl.to_table(full_text_query=_pylance_query(query), columns=["id"], limit=limit)
+        got = ls.dataset(uri).to_table(full_text_query=query, columns=["id"], limit=limit)
+        _same(expected, got, limit)
+
+
 def test_fragments_scanned(twins: tuple[lance.LanceDataset, str]) -> None:
     _, uri = twins
     ours = ls.dataset(uri)
