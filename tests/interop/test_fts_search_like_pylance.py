@@ -414,3 +414,28 @@ def test_no_index_at_all(tmp_path: Path) -> None:
         pl.to_table(full_text_query="w1")
     with pytest.raises(ValueError, match="no column has an INVERTED index"):
         ls.dataset(uri).to_table(full_text_query="w1")
+
+
+# ---- indices built here -----------------------------------------------------------------
+@pytest.mark.parametrize("flagged", [False, True], ids=["legacy", "flagged"])
+def test_our_index_searched_like_pylance_searches_its_own(tmp_path: Path, flagged: bool) -> None:
+    """An INVERTED index built here (``create_scalar_index``), searched here, gives what
+    pylance gives through its own index on a twin table; on a flagged table too (which
+    pylance cannot open)."""
+    docs = _corpus(2000, 3, 12, 50)
+    table = pa.table({"id": np.arange(2000), "text": docs})
+    theirs = str(tmp_path / "theirs.lance")
+    pl = lance.write_dataset(table, theirs, max_rows_per_file=700)
+    pl.create_scalar_index("text", "INVERTED", with_position=True, **EXACT)
+    ours = ls.write_dataset(
+        table, str(tmp_path / "ours.lance"), max_rows_per_file=700, semantic_types=flagged
+    )
+    assert ours.semantic_types is flagged
+    ours.create_scalar_index("text", "INVERTED", with_position=True, **EXACT)
+    for query in ("w1 w2", PhraseQuery("w0 w1", "text"), MatchQuery("w4 w9", "text", boost=3.0)):
+        for limit in (None, 10):
+            expected = pl.to_table(
+                full_text_query=_pylance_query(query), columns=["id"], limit=limit
+            )
+            got = ours.to_table(full_text_query=query, columns=["id"], limit=limit)
+            _same(expected, got, limit)
