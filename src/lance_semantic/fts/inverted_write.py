@@ -379,6 +379,17 @@ def write_inverted(
     token_ids = encoded.indices.to_numpy().astype(np.int64)
     doc_of = np.repeat(np.arange(len(doc_lens), dtype=np.int64), doc_lens)
     total = int(doc_lens.sum())
+    described = {"partitions": "[0]", "token_set_format": "fst", "params": params_json(params)}
+    meta = pa.Table.from_arrays(
+        [pa.array([_EMPTY_BITMAP], pa.binary())],
+        schema=pa.schema(_not_null(("deleted_fragments", pa.binary()))),
+    )
+    if not len(doc_lens):  # no documents: no partition, as pylance writes an empty index
+        return [
+            _write(
+                store, folder, "metadata.lance", meta, {**described, "partitions": "[]", **_FORMAT}
+            )
+        ]
     flat_positions = None
     if params["with_position"]:
         if positions is None:
@@ -400,15 +411,6 @@ def write_inverted(
         schema=pa.schema(_not_null(("_rowid", pa.uint64()), ("_num_tokens", pa.uint32()))),
     )
     files.append(_write(store, folder, "part_0_docs.lance", docs, {"total_tokens": str(total)}))
-    meta = pa.Table.from_arrays(
-        [pa.array([_EMPTY_BITMAP], pa.binary())],
-        schema=pa.schema(_not_null(("deleted_fragments", pa.binary()))),
-    )
-    described = {
-        "partitions": "[0]",
-        "token_set_format": "fst",
-        "params": params_json(params),
-        **formats,
-    }
+    described.update(formats)
     files.append(_write(store, folder, "metadata.lance", meta, described))
     return files

@@ -40,6 +40,7 @@ from ...fts.inverted_write import (
     INVERTED_INDEX_VERSION,
     inverted_details,
 )
+from ...fts.tokenize import Analyzer
 from ...manifest import (
     CreateIndex,
     IndexEntry,
@@ -187,8 +188,6 @@ def create_inverted_index(
             f"Index name '{index_name}' already exists, please specify a different name or "
             "use replace=True"
         )
-    from ...fts.tokenize import Analyzer  # (i31/fts-tokens: a top-level import once landed)
-
     analyzer = Analyzer(params)
     if train:
         texts, addresses = _documents(snap, column, encodings)
