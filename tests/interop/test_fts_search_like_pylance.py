@@ -439,3 +439,22 @@ def test_our_index_searched_like_pylance_searches_its_own(tmp_path: Path, flagge
             )
             got = ours.to_table(full_text_query=query, columns=["id"], limit=limit)
             _same(expected, got, limit)
+
+
+def test_untrained_index_like_pylance(tmp_path: Path) -> None:
+    """An index built over no rows (``metadata.lance`` alone, no partition): every row is
+    searched flat, in scan order without a limit, as pylance."""
+    uri = str(tmp_path / "t.lance")
+    empty = pa.table({"id": pa.array([], pa.int64()), "text": pa.array([], pa.string())})
+    pl = lance.write_dataset(empty, uri)
+    pl.create_scalar_index("text", "INVERTED", **EXACT)
+    pl.insert(pa.table({"id": np.arange(300), "text": _corpus(300, 8, 10, 20)}))
+    for limit in (None, 5):
+        expected = pl.to_table(full_text_query="w1 w3", columns=["id"], limit=limit)
+        got = ls.dataset(uri).to_table(full_text_query="w1 w3", columns=["id"], limit=limit)
+        if limit is None:
+            assert got["id"].to_pylist() == expected["id"].to_pylist()
+            want = expected["_score"].to_pylist()
+            assert got["_score"].to_pylist() == pytest.approx(want, rel=1e-5)
+        else:
+            _same(expected, got, limit)

@@ -293,7 +293,10 @@ def text_batches(
         mask = predicate.mask(take_at(store, table, fragments, plan, addrs))
         keep = mask.fill_null(False).to_numpy(zero_copy_only=False)
         addrs, scores = addrs[keep], scores[keep]
-    if limit is None and all(i is None for i in indices.values()):
+    scanned = {f.id for f in fragments}
+    if limit is None and not any(
+        i is not None and i.fragment_ids & scanned for i in indices.values()
+    ):
         pass  # pylance's flat search without a limit: the rows in scan (address) order
     else:
         addrs, scores = _best_first(addrs, scores, None if limit is None else start + limit)
