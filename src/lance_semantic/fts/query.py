@@ -18,7 +18,9 @@ boolean query's rows hold every MUST (or, without MUST, some SHOULD) and no MUST
 by the sum of its MUST and matching SHOULD scores; a boost query keeps the positive query's
 rows, scored ``positive - negative_boost * negative`` where the negative matches; a phrase
 keeps the rows holding its tokens at their relative positions, scored as a match of every
-token.
+token. Not here yet (``NotSupportedYetError``): ``fuzziness`` other than 0 and phrase
+``slop`` > 0 (pylance 14's sloppy phrases miss some exact occurrences of three or more
+terms: its rule is not reproduced).
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ __all__ = [
     "BooleanQuery",
     "FullTextQuery",
     "full_text_query",
-    "query_columns",
     "evaluate",
     "Hits",
     "PHRASE_WITHOUT_POSITIONS",
@@ -288,11 +289,6 @@ class TextSearch:
     query: FullTextQuery
     prefilter: bool = False
     fast_search: bool = False
-
-
-def query_columns(query: FullTextQuery) -> tuple[str, ...]:
-    """The columns ``query`` searches, in order."""
-    return query.columns
 
 
 class Searcher:

@@ -2,18 +2,20 @@
 ``full_text`` is set, best BM25 score first, in pylance's shape (the outputs, then
 ``_score`` float32).
 
-Each column the query searches needs an INVERTED index (``fts.open_inverted_index``); the
-query is evaluated over the index's documents (:func:`lance_semantic.fts.evaluate`), then:
-rows of fragments not scanned and deleted rows are dropped (they never come back, and --
-as in pylance -- they do not change the scores, which use the index's statistics);
-``prefilter=True``: the rows failing ``filter`` are dropped before the best ``limit`` are
-kept; ``prefilter=False`` (pylance's default): the best ``limit`` rows, then the filter
-(fewer may remain). Without ``limit`` every matching row is returned (as pylance).
+Each column the query searches is searched through its INVERTED index
+(``fts.open_inverted_index``) over the fragments the index covers, and flat
+(``read.text_flat``: tokenized now) over the others, or over every fragment when the column
+has no index; the query combines the columns' hits (:func:`lance_semantic.fts.evaluate`).
+Then, as pylance (measured against pylance 14.0.2): rows of fragments not scanned and
+deleted rows never come back, and do not change the scores of the indexed rows, which use
+the index's statistics; ``prefilter=True``: the rows failing ``filter`` are dropped before
+the best ``limit`` are kept; ``prefilter=False`` (pylance's default): the best ``limit``
+rows, then the filter (fewer may remain); ``fast_search=True``: the indexed fragments only.
+Without ``limit`` every matching row is returned, best first -- in scan order when no
+index covers the rows searched, as pylance's flat search.
 
-Not here yet (``NotSupportedYetError``): fragments the index does not cover (appended after
-it was built; pylance tokenizes those rows on the fly) unless ``fast_search=True``, which
-searches the indexed fragments only, as pylance; a column without an INVERTED index
-(pylance searches it flat).
+Not here yet (``NotSupportedYetError``): phrase ``slop`` > 0, fuzzy matches, an index of
+several segments.
 """
 
 from __future__ import annotations
