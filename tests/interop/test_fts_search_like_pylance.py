@@ -350,7 +350,7 @@ def test_errors_like_pylance(twins: tuple[lance.LanceDataset, str]) -> None:
     with pytest.raises(NotSupportedYetError, match="fuzziness"):
         ours.to_table(full_text_query=MatchQuery("w1", "text", fuzziness=1))
     with pytest.raises(NotSupportedYetError, match="slop"):
-        ours.to_table(full_text_query=PhraseQuery("w1 w2", "text", slop=1))
+        ours.to_table(full_text_query=PhraseQuery("w1 w2 w3", "text", slop=1))
     with pytest.raises(TypeError):
         ours.to_table(full_text_query=3)
 
@@ -453,6 +453,33 @@ def test_untrained_index_like_pylance(tmp_path: Path) -> None:
         expected = pl.to_table(full_text_query="w1 w3", columns=["id"], limit=limit)
         got = ls.dataset(uri).to_table(full_text_query="w1 w3", columns=["id"], limit=limit)
         if limit is None:
+            assert got["id"].to_pylist() == expected["id"].to_pylist()
+            want = expected["_score"].to_pylist()
+            assert got["_score"].to_pylist() == pytest.approx(want, rel=1e-5)
+        else:
+            _same(expected, got, limit)
+
+
+@pytest.mark.parametrize("column", ["t", "u"], ids=["indexed", "flat"])
+@pytest.mark.parametrize("phrase", ["a1 b1", "a1 a1", "c1 a1"])
+@pytest.mark.parametrize("slop", [0, 1, 2, 5])
+def test_two_term_phrases_with_slop_like_pylance(
+    tmp_path: Path, column: str, phrase: str, slop: int
+) -> None:
+    """A phrase of two terms with ``slop``: the terms in order, at most ``slop`` positions
+    between them (through the index, and flat on a column without one)."""
+    rng = np.random.default_rng(5)
+    words = ["a1", "b1", "c1", "d1", "e1"]
+    docs = [" ".join(rng.choice(words, size=rng.integers(1, 9))) for _ in range(1500)]
+    uri = str(tmp_path / "t.lance")
+    table = pa.table({"id": np.arange(1500), "t": docs, "u": docs})
+    pl = lance.write_dataset(table, uri, max_rows_per_file=600)
+    pl.create_scalar_index("t", "INVERTED", with_position=True, **EXACT)
+    q = PhraseQuery(phrase, column, slop=slop)
+    for limit in (None, 10):
+        expected = pl.to_table(full_text_query=q.to_pylance(), columns=["id"], limit=limit)
+        got = ls.dataset(uri).to_table(full_text_query=q, columns=["id"], limit=limit)
+        if column == "u" and limit is None:  # flat: scan order
             assert got["id"].to_pylist() == expected["id"].to_pylist()
             want = expected["_score"].to_pylist()
             assert got["_score"].to_pylist() == pytest.approx(want, rel=1e-5)

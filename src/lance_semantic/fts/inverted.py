@@ -89,6 +89,30 @@ def _background() -> ThreadPoolExecutor:
     return _POOL[0]
 
 
+def check_slop(terms: int, slop: int) -> None:
+    """Phrase ``slop`` is searched for phrases of two terms (pylance 14's rule for longer
+    ones misses some exact occurrences and is not reproduced)."""
+    if isinstance(slop, bool) or not isinstance(slop, int) or slop < 0:
+        raise ValueError(f"PhraseQuery slop must be an int >= 0, got {slop!r}")
+    if slop and terms > 2:
+        raise NotSupportedYetError(
+            f"phrase queries of {terms} terms with slop={slop} (slop 0, or two terms)"
+        )
+
+
+def sloppy_pairs(first: np.ndarray, second: np.ndarray, slop: int) -> np.ndarray:
+    """The documents where a start of the second term (``doc << 32 | position - query
+    position``, ascending) lies 0 to ``slop`` past one of the first term's: its tokens in
+    order with at most ``slop`` positions between them (pylance's two-term rule)."""
+    if not len(first) or not len(second):
+        return np.empty(0, np.int64)
+    at = np.searchsorted(second, first)
+    inside = at < len(second)
+    gap = second[np.minimum(at, len(second) - 1)] - first
+    ok = inside & (gap <= slop)
+    return np.unique(first[ok] >> 32)
+
+
 def _joined(parts: list[np.ndarray], dtype: type[np.generic]) -> np.ndarray:
     if len(parts) == 1:
         return parts[0]
@@ -402,8 +426,7 @@ class InvertedIndex:
         """The documents holding ``tokens`` as a phrase (token ``i`` at ``query_positions[i]``
         relative to the others, ``slop`` 0) and their BM25 scores (the sum over the tokens,
         as a match of every token scores them)."""
-        if slop:
-            raise NotSupportedYetError(f"phrase queries with slop={slop} (slop 0 is searched)")
+        check_slop(len(tokens), slop)
         if len(tokens) > 1:
             self.prefetch(tokens, positions=True)
         docs, scores = self.score(tokens, require_all=True)
@@ -412,6 +435,9 @@ class InvertedIndex:
         keys: np.ndarray | None = None
         # the rarest token first: its starts are the fewest candidates
         order = sorted(range(len(tokens)), key=lambda i: self.term(tokens[i]).count)
+        if slop:
+            order = list(range(len(tokens)))
+        by_term: list[np.ndarray] = []
         for i in order:
             t = self.term(tokens[i], positions=True)
             assert t.positions is not None and t.starts is not None
@@ -423,6 +449,9 @@ class InvertedIndex:
             start = t.positions[gather].astype(np.int64) - int(query_positions[i])
             ok = start >= 0
             k = (doc_of[ok] << 32) | start[ok]  # ascending: docs, then positions, ascending
+            if slop:
+                by_term.append(k)
+                continue
             if keys is None:
                 keys = k
             else:
@@ -430,7 +459,9 @@ class InvertedIndex:
                 keys = keys[k[where] == keys] if len(k) else k
             if not len(keys):
                 break
-        assert keys is not None
-        found = np.unique(keys >> 32)
+        found = sloppy_pairs(by_term[0], by_term[1], slop) if slop else None
+        if found is None:
+            assert keys is not None
+            found = np.unique(keys >> 32)
         keep = np.isin(docs, found, assume_unique=True)
         return docs[keep], scores[keep]

@@ -19,8 +19,9 @@ by the sum of its MUST and matching SHOULD scores; a boost query keeps the posit
 rows, scored ``positive - negative_boost * negative`` where the negative matches; a phrase
 keeps the rows holding its tokens at their relative positions, scored as a match of every
 token. Not here yet (``NotSupportedYetError``): ``fuzziness`` other than 0 and phrase
-``slop`` > 0 (pylance 14's sloppy phrases miss some exact occurrences of three or more
-terms: its rule is not reproduced).
+``slop`` > 0 over three or more terms (pylance 14's sloppy phrases of three terms miss some
+exact occurrences: its rule is not reproduced; two terms in order with at most ``slop``
+positions between them are searched).
 """
 
 from __future__ import annotations

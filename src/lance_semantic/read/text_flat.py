@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..fts import Analyzer, Hits, bm25_weights, idf
+from ..fts.inverted import check_slop, sloppy_pairs
 from ..manifest import Fragment
 from ..schema import Field, TableSchema
 from ..storage import ObjectStore
@@ -87,20 +88,27 @@ class FlatDocs:
         found = np.flatnonzero(held >= (len(distinct) if every else 1))
         return self.addresses[found], scores[found]
 
-    def phrase(self, tokens: Sequence[str], positions: Sequence[int], stats: IndexStats) -> Hits:
-        """The documents holding ``tokens`` at their relative ``positions`` (slop 0)."""
+    def phrase(
+        self, tokens: Sequence[str], positions: Sequence[int], slop: int, stats: IndexStats
+    ) -> Hits:
+        """The documents holding ``tokens`` at their relative ``positions`` (``slop``: for
+        two tokens, at most that many positions between them)."""
+        check_slop(len(tokens), slop)
         addrs, scores = self.match(tokens, True, stats)
         if len(tokens) < 2 or not len(addrs):
             return addrs, scores
         keys: np.ndarray | None = None
+        by_term = []
         for token, at in zip(tokens, positions, strict=True):
             hit = pc.equal(self.tokens, token).to_numpy(zero_copy_only=False)
             start = self.positions[hit] - int(at)
             ok = start >= 0
             k = np.unique((self.parents[hit][ok] << 32) | start[ok])
+            by_term.append(k)
             keys = k if keys is None else np.intersect1d(keys, k, assume_unique=True)
         assert keys is not None
-        docs = self.addresses[np.unique(keys >> 32)]
+        found = sloppy_pairs(by_term[0], by_term[1], slop) if slop else np.unique(keys >> 32)
+        docs = self.addresses[found]
         keep = np.isin(addrs, docs)
         return addrs[keep], scores[keep]
 

@@ -14,7 +14,8 @@ rows, then the filter (fewer may remain); ``fast_search=True``: the indexed frag
 Without ``limit`` every matching row is returned, best first -- in scan order when no
 index covers the rows searched, as pylance's flat search.
 
-Not here yet (``NotSupportedYetError``): phrase ``slop`` > 0, fuzzy matches, an index of
+Not here yet (``NotSupportedYetError``): phrase ``slop`` > 0 over three or more terms,
+fuzzy matches, an index of
 several segments.
 """
 
@@ -41,6 +42,7 @@ from ..fts import (
     open_inverted_index,
 )
 from ..fts.indices import INVERTED_DETAILS
+from ..fts.inverted import check_slop
 from ..manifest import Fragment, IndexEntry, index_entries
 from ..schema import TableSchema
 from ..storage import ObjectStore
@@ -225,8 +227,7 @@ class _Search:
         return _joined(parts)
 
     def phrase(self, column: str, toks: list[str], positions: list[int], slop: int) -> Hits:
-        if slop:
-            raise NotSupportedYetError(f"phrase queries with slop={slop} (slop 0 is searched)")
+        check_slop(len(toks), slop)
         index = self.indices[column]
         parts = []
         if index is not None:
@@ -235,7 +236,7 @@ class _Search:
             parts.append(self._hits(index, *index.phrase(toks, positions, slop)))
         docs = self._flat_docs(column)
         if docs is not None:
-            parts.append(docs.phrase(toks, positions, self._stats(column)))
+            parts.append(docs.phrase(toks, positions, slop, self._stats(column)))
         return _joined(parts)
 
     def searcher(self) -> Searcher:
