@@ -485,3 +485,12 @@ def test_two_term_phrases_with_slop_like_pylance(
             assert got["_score"].to_pylist() == pytest.approx(want, rel=1e-5)
         else:
             _same(expected, got, limit)
+
+
+def test_json_column_refused(tmp_path: Path) -> None:
+    ds = ls.write_dataset(
+        pa.table({"j": pa.array(['{"a": "hello"}'], pa.json_(pa.string())), "s": ["x"]}),
+        str(tmp_path / "t.lance"),
+    )
+    with pytest.raises(NotSupportedYetError, match="JSON column 'j'"):
+        ds.to_table(full_text_query={"query": "hello", "columns": ["j"]})

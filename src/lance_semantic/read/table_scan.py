@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codecs.kernel_layout import kernel_schema, to_layout
-from ..errors import ColumnNotFoundError, InvalidExpressionError, ReadError
+from ..errors import ColumnNotFoundError, InvalidExpressionError, NotSupportedYetError, ReadError
 from ..fts import SCORE
 from ..manifest import Fragment
 from ..query import ColumnExpression, Predicate, check_boolean_result, referenced_columns
@@ -251,7 +251,11 @@ def _text_column(table: TableSchema, column: str, flagged: bool) -> None:
     if column not in table.names:
         raise ColumnNotFoundError(column, table.names)
     arrow = output_schema(table, flagged=flagged).field(column).type
-    if isinstance(arrow, pa.ExtensionType):
+    if isinstance(arrow, pa.BaseExtensionType):
+        if arrow.extension_name in ("arrow.json", "lance.json"):
+            raise NotSupportedYetError(
+                f"full text search of the JSON column {column!r} (pylance's json tokenizer)"
+            )
         arrow = arrow.storage_type
     if not (
         pa.types.is_string(arrow)
