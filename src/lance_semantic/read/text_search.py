@@ -99,7 +99,7 @@ def _tokens_of(index: InvertedIndex, text: str) -> tuple[list[str], list[int]]:
 
 #: live-document masks kept (index, fragments scanned and their deletions -> mask)
 _MASKS_KEPT = 32
-_masks: OrderedDict[tuple[int, tuple[object, ...]], np.ndarray | None] = OrderedDict()
+_masks: OrderedDict[tuple[InvertedIndex, tuple[object, ...]], np.ndarray | None] = OrderedDict()
 _masks_lock = threading.Lock()
 
 
@@ -117,7 +117,7 @@ def live_docs(
     """Which of the index's documents may be returned (a bool per document): those of the
     fragments scanned, not deleted; None when every one may (kept per index and fragment
     state)."""
-    key = (id(index), _fragments_key(fragments))
+    key = (index, _fragments_key(fragments))  # (the index itself: ids are reused)
     with _masks_lock:
         if key in _masks:
             _masks.move_to_end(key)
