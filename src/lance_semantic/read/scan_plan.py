@@ -86,6 +86,9 @@ class TextPlan:
     #: per searched column, the plan of the rows searched without an index (the column,
     #: with the filter when prefiltering)
     flat: tuple[tuple[str, ScanPlan], ...] = ()
+    #: with ``prefilter`` and a filter: the plan of the filter's columns alone, which the
+    #: matching rows are read in to be filtered before the best are kept
+    prefilter: ScanPlan | None = None
 
 
 def _in_layout(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:

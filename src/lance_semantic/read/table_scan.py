@@ -243,7 +243,13 @@ def _plan_text(table: TableSchema, request: ScanRequest, *, flagged: bool) -> Sc
         )
         for column in dict.fromkeys(search.query.columns)
     )
-    return replace(plan, text=TextPlan(search, schema, score_at, flat), identity=False)
+    prefilter = None
+    if search.prefilter and request.filter is not None:
+        prefilter = plan_scan(
+            table, ScanRequest(columns=[], filter=request.filter), flagged=flagged
+        )
+    text = TextPlan(search, schema, score_at, flat, prefilter)
+    return replace(plan, text=text, identity=False)
 
 
 def _text_column(table: TableSchema, column: str, flagged: bool) -> None:

@@ -292,8 +292,9 @@ def text_batches(
     predicate = plan.predicate
     start = request.offset or 0
     limit = request.limit
-    if predicate is not None and search.prefilter and len(addrs):
-        mask = predicate.mask(take_at(store, table, fragments, plan, addrs))
+    if text.prefilter is not None and text.prefilter.predicate is not None and len(addrs):
+        rows = take_at(store, table, fragments, text.prefilter, addrs)
+        mask = text.prefilter.predicate.mask(rows)
         keep = mask.fill_null(False).to_numpy(zero_copy_only=False)
         addrs, scores = addrs[keep], scores[keep]
     scanned = {f.id for f in fragments}
