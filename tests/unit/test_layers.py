@@ -25,8 +25,9 @@ ALLOWED: dict[str, set[str]] = {
     "vector": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     # scalar indices (BTREE, BITMAP, LABEL_LIST reads, the filter selection planner)
     "scalar": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
-    # full-text search (INVERTED index reads, the analyzer): beside vector and scalar
-    "fts": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
+    # full-text search (INVERTED index reads, the analyzer): beside vector, above scalar
+    # (whose index file reader it shares)
+    "fts": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage", "scalar"},
     "write": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "read": {
         "errors",
@@ -39,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
         "query",
         "vector",
         "scalar",
+        "fts",
     },
     "commit": {"errors", "_typing", "types", "schema", "manifest", "storage"},
     "dataset": {
@@ -55,6 +57,7 @@ ALLOWED: dict[str, set[str]] = {
         "query",
         "vector",
         "scalar",
+        "fts",
     },
     "cli": {"errors", "_typing", "dataset", "manifest", "schema"},
 }

@@ -453,6 +453,15 @@ its value; pylance refuses it too: use a literal of the column's type
         nearest, then the filter. ``limit`` / ``offset`` apply to the result. The search
         is exact (flat), also on a table with a vector index; ``fast_search=True`` (only
         indexed rows) returns no rows on a column without an index, as pylance.
+
+        ``full_text_query`` searches the INVERTED indices (pylance's or ours) with BM25, as
+        pylance scores: a string (its tokens over every indexed column; in double quotes a
+        phrase), pylance's dict ``{"query": ..., "columns": [...]}``, or a query of
+        :mod:`lance_semantic.fts` (``MatchQuery``, ``PhraseQuery``, ``MultiMatchQuery``,
+        ``BooleanQuery``, ``BoostQuery``, with pylance's names and arguments). The matching
+        rows come best first with a float32 ``_score`` after ``columns`` (every match
+        without ``limit``); ``prefilter`` and ``fast_search`` as for ``nearest``; rows the
+        index does not cover and columns without an index are searched flat, as pylance.
         ``to_table`` / ``to_batches`` take the same keywords.
 
         Examples

@@ -27,6 +27,8 @@ import pyarrow.dataset as pds
 
 from ..codecs.kernel_layout import has_view, to_kernel_layout, to_layout
 from ..errors import NotSupportedYetError, ReadError
+from ..fts import TextSearch
+from ..fts import full_text_query as parse_full_text_query
 from ..manifest import Fragment, flags, index_field_ids
 from ..read import (
     ROW_ADDR,
@@ -36,6 +38,7 @@ from ..read import (
     ScalarChoice,
     ScanPlan,
     ScanRequest,
+    inverted_columns,
     plan_scan,
     run_scan,
     scalar_choice,
@@ -74,7 +77,6 @@ _TUNING = frozenset(
 )
 #: pylance / pyarrow options of features not here: refused unless left at their default
 _UNSUPPORTED: Mapping[str, str] = {
-    "full_text_query": "full text search (full_text_query=)",
     "index_segments": "index segments (index_segments=)",
     "include_deleted_rows": "reading deleted rows (include_deleted_rows=True)",
     "scan_stats_callback": "scan statistics (scan_stats_callback=)",
@@ -244,7 +246,7 @@ class Scanner(pds.Scanner):
         (3, 1)
         """
         schema = self._snap.semantic_schema
-        if self._plan.search is not None:  # the search's result rows
+        if self._plan.search is not None or self._plan.text is not None:  # its result rows
             return sum(b.num_rows for b in self._run(self._request.batch_size))
         if self._plan.predicate is None:
             total = sum(
@@ -398,12 +400,15 @@ def make_scanner(
     fragments: Sequence[LanceFragment] | None = None,
     nearest: object = None,
     use_scalar_index: object = None,
+    full_text_query: object = None,
     **options: Any,
 ) -> Scanner:
     """A :class:`Scanner` of ``ds`` at its current version (see ``Dataset.scanner``).
 
     ``nearest`` (with ``prefilter`` / ``fast_search``) is checked against the table's
-    schema once, into the request's :class:`~lance_semantic.vector.NearestQuery`."""
+    schema once, into the request's :class:`~lance_semantic.vector.NearestQuery`;
+    ``full_text_query`` (a string, a ``{"query", "columns"}`` dict or a query of
+    :mod:`lance_semantic.fts`) into its :class:`~lance_semantic.fts.TextSearch`."""
     options = dict(options)
     prefilter = options.pop("prefilter", None)
     fast_search = options.pop("fast_search", None)
@@ -428,6 +433,17 @@ def make_scanner(
             nearest, ds._snapshot().schema, prefilter=prefilter, fast_search=fast_search
         )
         request = replace(request, nearest=query)
+    if full_text_query is not None:
+        if nearest is not None:
+            raise ValueError("a scan cannot hold both nearest and full_text_query")
+        snap = ds._snapshot()
+        indexed = inverted_columns(snap.semantic_schema, row_address_indices(snap))
+        text = TextSearch(
+            parse_full_text_query(full_text_query, indexed),
+            prefilter=bool(prefilter),
+            fast_search=bool(fast_search),
+        )
+        request = replace(request, full_text=text)
     return open_scanner(ds, request)
 
 

@@ -44,6 +44,9 @@ from .table_scan import (
     run_scan,
     take_rows,
 )
+
+# full text search over a scan (i31/fts-search)
+from .text_search import inverted_columns, text_batches, text_index
 from .vector_search import nearest_batches, search_candidates, search_schema
 
 __all__ = [
@@ -105,4 +108,8 @@ __all__ = [
     "ScalarChoice",
     "indexed_batches",
     "scalar_choice",
+    # full text search over a scan (i31/fts-search)
+    "inverted_columns",
+    "text_batches",
+    "text_index",
 ]

@@ -17,6 +17,7 @@ from typing import TypeAlias
 
 import pyarrow.compute as pc
 
+from ..fts import TextSearch
 from ..vector import NearestQuery
 
 __all__ = ["Columns", "Filter", "ScanRequest", "ROW_ID", "ROW_ADDR"]
@@ -61,6 +62,9 @@ class ScanRequest:
     #: pylance's ``use_scalar_index``: None (default) or True use the scalar indices of the
     #: filter's columns where they select few rows; False always scans
     use_scalar_index: bool | None = None
+    #: a full text search (pylance's ``full_text_query``, with ``prefilter`` /
+    #: ``fast_search``): the scan returns the matching rows best first, with ``_score``
+    full_text: TextSearch | None = None
 
     @property
     def row_columns(self) -> tuple[str, ...]:

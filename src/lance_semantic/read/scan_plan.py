@@ -10,12 +10,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codecs.kernel_layout import to_layout
+from ..fts import TextSearch
 from ..query import ColumnExpression, Predicate
 from ..schema import Field
 from ..vector import NearestQuery
 from .fragment_reader import empty_rows
 
-__all__ = ["Output", "ScanPlan", "SearchPlan", "project"]
+__all__ = ["Output", "ScanPlan", "SearchPlan", "TextPlan", "project"]
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,15 @@ class ScanPlan:
     identity: bool = False
     #: a vector search (the request's ``nearest``): what it reads and the result's schema
     search: SearchPlan | None = None
+    #: a full text search (the request's ``full_text``): the result's schema
+    text: TextPlan | None = None
 
     @property
     def result_schema(self) -> pa.Schema:
         """The schema of the batches a run returns (before its row id / address columns):
         the outputs, or a vector search's result (``query_index``, ``_distance``)."""
+        if self.text is not None:
+            return self.text.schema
         return self.output_schema if self.search is None else self.search.schema
 
 
@@ -67,6 +72,23 @@ class SearchPlan:
     candidates: ScanPlan
     schema: pa.Schema
     distance_at: int
+
+
+@dataclass(frozen=True)
+class TextPlan:
+    """What a full text search returns: ``schema`` (the outputs with ``_score``, before the
+    row id / address columns) and ``score_at``, where ``_score`` goes among the outputs;
+    what it reads of the rows no index covers (``flat``)."""
+
+    search: TextSearch
+    schema: pa.Schema
+    score_at: int
+    #: per searched column, the plan of the rows searched without an index (the column,
+    #: with the filter when prefiltering)
+    flat: tuple[tuple[str, ScanPlan], ...] = ()
+    #: with ``prefilter`` and a filter: the plan of the filter's columns alone, which the
+    #: matching rows are read in to be filtered before the best are kept
+    prefilter: ScanPlan | None = None
 
 
 def _in_layout(batch: pa.RecordBatch, plan: ScanPlan) -> pa.RecordBatch:

@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codecs.kernel_layout import kernel_schema, to_layout
-from ..errors import ColumnNotFoundError, InvalidExpressionError, ReadError
+from ..errors import ColumnNotFoundError, InvalidExpressionError, NotSupportedYetError, ReadError
+from ..fts import SCORE
 from ..manifest import Fragment
 from ..query import ColumnExpression, Predicate, check_boolean_result, referenced_columns
 from ..schema import Field, TableSchema
@@ -33,7 +34,8 @@ from .readers import Readers
 from .readers import readers as kept_readers
 from .request import Columns, Filter, ScanRequest
 from .row_streams import drop_rows, filtered_batches, unfiltered_batches
-from .scan_plan import Output, ScanPlan, SearchPlan, project
+from .scan_plan import Output, ScanPlan, SearchPlan, TextPlan, project
+from .text_search import text_batches
 from .vector_search import nearest_batches, search_schema
 
 __all__ = [
@@ -76,6 +78,8 @@ def plan_scan(
     result schema; ``_distance`` may be one of ``columns``, which places it."""
     if request.nearest is not None:
         return _plan_search(table, request, flagged=flagged)
+    if request.full_text is not None:
+        return _plan_text(table, request, flagged=flagged)
     columns, filter, output_encodings = request.columns, request.filter, request.output_encodings
     predicate = None
     if filter is not None:
@@ -198,6 +202,76 @@ def _plan_search(table: TableSchema, request: ScanRequest, *, flagged: bool) -> 
     schema = search_schema(plan.output_schema, query, distance_at)
     search = SearchPlan(query, candidates, schema, distance_at)
     return replace(plan, search=search, identity=False)
+
+
+def _plan_text(table: TableSchema, request: ScanRequest, *, flagged: bool) -> ScanPlan:
+    """The plan of a full text search: the outputs' plan (``columns`` without ``_score``,
+    and the filter) with its ``text``; each searched column must be a string column."""
+    search = request.full_text
+    assert search is not None
+    for column in search.query.columns:
+        _text_column(table, column, flagged)
+    columns = request.columns
+    score_at = None
+    if isinstance(columns, str):
+        columns = [columns]
+    if columns is not None and not isinstance(columns, Mapping):
+        columns = list(columns)
+        if SCORE in columns:
+            score_at = columns.index(SCORE)
+            columns.remove(SCORE)
+    plan = plan_scan(table, replace(request, columns=columns, full_text=None), flagged=flagged)
+    if SCORE in plan.output_schema.names:
+        raise ValueError(f"columns already hold a column named {SCORE!r}")
+    if score_at is None:
+        score_at = len(plan.output_schema)
+    fields = list(plan.output_schema)
+    fields.insert(score_at, pa.field(SCORE, pa.float32()))
+    schema = pa.schema(fields, metadata=plan.output_schema.metadata)
+    flat = tuple(
+        (
+            column,
+            plan_scan(
+                table,
+                ScanRequest(
+                    columns=[column],
+                    filter=request.filter if search.prefilter else None,
+                    output_encodings=request.output_encodings,
+                ),
+                flagged=flagged,
+            ),
+        )
+        for column in dict.fromkeys(search.query.columns)
+    )
+    prefilter = None
+    if search.prefilter and request.filter is not None:
+        prefilter = plan_scan(
+            table, ScanRequest(columns=[], filter=request.filter), flagged=flagged
+        )
+    text = TextPlan(search, schema, score_at, flat, prefilter)
+    return replace(plan, text=text, identity=False)
+
+
+def _text_column(table: TableSchema, column: str, flagged: bool) -> None:
+    """``column`` is a top-level string (or JSON) column (pylance's check)."""
+    if column not in table.names:
+        raise ColumnNotFoundError(column, table.names)
+    arrow = output_schema(table, flagged=flagged).field(column).type
+    if isinstance(arrow, pa.BaseExtensionType):
+        if arrow.extension_name in ("arrow.json", "lance.json"):
+            raise NotSupportedYetError(
+                f"full text search of the JSON column {column!r} (pylance's json tokenizer)"
+            )
+        arrow = arrow.storage_type
+    if not (
+        pa.types.is_string(arrow)
+        or pa.types.is_large_string(arrow)
+        or pa.types.is_string_view(arrow)
+    ):
+        raise ValueError(
+            f"full_text_query: FTS field {column!r} must resolve to Utf8, LargeUtf8, "
+            f"Utf8View, or JSON, got {arrow}"
+        )
 
 
 def _path_of(table: TableSchema, text: str) -> tuple[str, ...] | None:
@@ -352,6 +426,10 @@ def run_scan(
     if plan.search is not None:
         size = request.batch_size or DEFAULT_BATCH_SIZE
         yield from nearest_batches(store, table, fragments, plan, request, size, index_section)
+        return
+    if plan.text is not None:
+        size = request.batch_size or DEFAULT_BATCH_SIZE
+        yield from text_batches(store, table, fragments, plan, request, size, index_section)
         return
     row_addresses = (*request.row_columns, *row_addresses)
     batch_size = request.batch_size or DEFAULT_BATCH_SIZE
