@@ -24,7 +24,7 @@ import pytest
 from lance.file import LanceFileReader
 
 import lance_semantic as ls
-from lance_semantic.errors import NotSupportedYetError
+from lance_semantic.errors import ColumnNotFoundError, NotSupportedYetError
 
 pytestmark = pytest.mark.interop
 
@@ -295,7 +295,7 @@ def _bad(uri: str) -> ls.Dataset:
         ("a", "LABEL_LIST", {}, TypeError, "LABEL_LIST index column a must be a list"),
         ("st", "LABEL_LIST", {}, TypeError, "LABEL_LIST index column st must be a list"),
         ("v", "LABEL_LIST", {}, TypeError, "LABEL_LIST index column v must be a list"),
-        ("nope", "BTREE", {}, KeyError, "nope not found in schema"),
+        ("nope", "BTREE", {}, ColumnNotFoundError, "column 'nope' does not exist"),
         ("a", "WHAT", {}, NotImplementedError, "Received WHAT"),
         ("a", "BTREE", {"foo": 1}, TypeError, "unknown option 'foo'"),
         ("a", "BTREE", {"fragment_ids": [0]}, ValueError, "distributed indexing"),

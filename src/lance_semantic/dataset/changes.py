@@ -398,8 +398,10 @@ class Changes(Handle):
             A column the type cannot hold (BTREE / BITMAP: not a number, boolean, string,
             binary, decimal, fixed-size binary or temporal; LABEL_LIST: not a list of
             those), naming the column; an unknown option.
-        KeyError, NotImplementedError, ValueError, RuntimeError
-            As pylance: a missing column, an unknown index type, ``fragment_ids`` (use
+        ColumnNotFoundError
+            A missing column (also a KeyError, as pylance's).
+        NotImplementedError, ValueError, RuntimeError
+            As pylance: an unknown index type, ``fragment_ids`` (use
             pylance's distributed build) or a bad ``index_uuid``, an existing index of that
             name with ``replace=False``. Nothing is committed.
 

@@ -17,7 +17,8 @@ semantic type's default layout, whatever the field's recorded output encoding.
 As pylance 14: ``train=False`` commits an empty index (no rows, no fragments);
 ``fragment_ids`` is refused with pylance's ValueError (its distributed build goes through
 ``create_index_uncommitted``); an unknown type is its NotImplementedError, a column the
-type cannot hold its TypeError naming the column, a missing column its KeyError.
+type cannot hold its TypeError naming the column; a missing column is
+``ColumnNotFoundError`` (a KeyError, as pylance's).
 ZONEMAP, BLOOMFILTER, INVERTED / FTS, NGRAM, RTREE and MINHASHLSH are
 ``NotSupportedYetError``; so is an option pylance's scalar builds take that is not
 implemented here.
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...commit import commit
-from ...errors import NotSupportedYetError
+from ...errors import ColumnNotFoundError, NotSupportedYetError
 from ...manifest import (
     CreateIndex,
     IndexEntry,
@@ -132,7 +133,7 @@ def _key_column(
                 f"create_scalar_index: an index on the nested field {column}"
             )
     if column not in snap.schema.names:
-        raise KeyError(f"{column} not found in schema")
+        raise ColumnNotFoundError(column, tuple(snap.schema.names))
     field = next(f for f in snap.semantic_schema if f.path == column)
     encodings: dict[str, str] | None = None
     if snap.semantic_types:
