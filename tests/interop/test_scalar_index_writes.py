@@ -178,7 +178,7 @@ def _rows(t: pa.Table) -> list[Any]:
     return sorted(t.column("id").to_pylist())
 
 
-@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP"])
+@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP", "ZONEMAP"])
 @pytest.mark.parametrize("kind", KEY_KINDS)
 def test_pylance_uses_our_index_like_its_own(tmp_path: Path, kind: str, index_type: str) -> None:
     table, filters = _table(kind)
@@ -188,11 +188,16 @@ def test_pylance_uses_our_index_like_its_own(tmp_path: Path, kind: str, index_ty
     assert ds.create_scalar_index("k", index_type) is None
     _same_files(theirs, ours, "k_idx")
     assert _entry_fields(ours, "k_idx") == _entry_fields(theirs, "k_idx")
+    expected_stats = _stats(theirs, "k_idx", lance)
+    assert _stats(ours, "k_idx", lance) == expected_stats
+    assert _stats(ours, "k_idx", ls) == expected_stats
     pl = lance.dataset(ours)
     twin = lance.dataset(theirs)
     for f in filters:
         plan = pl.scanner(filter=f).explain_plan(True)
-        assert "ScalarIndexQuery" in plan and "k_idx" in plan, (f, plan)
+        # (pylance plans IS NULL and bool's NOT k without a zone map)
+        if index_type != "ZONEMAP" or f == filters[0]:
+            assert "ScalarIndexQuery" in plan and "k_idx" in plan, (f, plan)
         expected = _rows(twin.to_table(filter=f, use_scalar_index=False))
         assert _rows(pl.to_table(filter=f)) == expected, f
         assert _rows(ds.to_table(filter=f)) == expected, f
@@ -235,6 +240,9 @@ def test_label_list_like_pylances(tmp_path: Path, list_type: str) -> None:
     ds.create_scalar_index("k", "label_list")
     _same_files(theirs, ours, "k_idx")
     assert _entry_fields(ours, "k_idx") == _entry_fields(theirs, "k_idx")
+    assert (
+        _stats(ours, "k_idx", ls) == _stats(ours, "k_idx", lance) == _stats(theirs, "k_idx", lance)
+    )
     pl, twin = lance.dataset(ours), lance.dataset(theirs)
     for f in LIST_FILTERS:
         plan = pl.scanner(filter=f).explain_plan(True)
@@ -302,7 +310,7 @@ def _bad(uri: str) -> ls.Dataset:
         ("a", "BTREE", {"index_uuid": "bad"}, ValueError, "Invalid UUID string"),
         ("a", 3, {}, TypeError, "index_type must be str"),
         ("st.x", "BTREE", {}, NotSupportedYetError, "nested field st.x"),
-        ("a", "ZONEMAP", {}, NotSupportedYetError, "ZONEMAP"),
+        ("st", "ZONEMAP", {}, NotSupportedYetError, "ZONEMAP index on column st"),
         ("a", "BLOOMFILTER", {}, NotSupportedYetError, "BLOOMFILTER"),
         ("a", "INVERTED", {}, NotSupportedYetError, "INVERTED"),
         ("a", "FTS", {}, NotSupportedYetError, "FTS"),
@@ -519,3 +527,23 @@ def test_flagged_layout_mixes_index_the_default_layout(
     for f in own:
         assert ds.scanner(filter=f)._scalar_choice() is not None, f
         assert _rows(ds.to_table(filter=f)) == _rows(ds.to_table(filter=f, use_scalar_index=False))
+
+
+def test_zonemap_append_and_optimize_like_pylance(tmp_path: Path) -> None:
+    seen = {}
+    for lib in (lance, ls):
+        uri = str(tmp_path / f"{lib.__name__}.lance")
+        ds = lib.write_dataset(pa.table({"id": np.arange(20_000)}), uri, max_rows_per_file=9_000)
+        ds.delete("id % 7 = 2")
+        ds.create_scalar_index("id", "ZONEMAP")
+        ds.insert(pa.table({"id": np.arange(20_000, 21_000)}))
+        before = _segments(uri), _stats(uri, "id_idx", lance)
+        ds.optimize.optimize_indices()
+        after = _segments(uri), _stats(uri, "id_idx", lance)
+        assert _stats(uri, "id_idx", ls) == after[1]
+        pl = lance.dataset(uri)
+        f = "id > 20500"
+        assert "ScalarIndexQuery" in pl.scanner(filter=f).explain_plan(True)
+        assert _rows(pl.to_table(filter=f)) == _rows(ls.dataset(uri).to_table(filter=f))
+        seen[lib.__name__] = before, after
+    assert seen["lance_semantic"] == seen["lance"]
