@@ -335,8 +335,10 @@ def test_bad_input_commits_nothing(
 
 def test_create_index_points_to_create_scalar_index(tmp_path: Path) -> None:
     ds = _bad(str(tmp_path / "t.lance"))
-    with pytest.raises(NotSupportedYetError, match="use create_scalar_index"):
+    with pytest.raises(TypeError, match="build it with create_scalar_index"):
         ds.create_index("a", "BTREE")
+    with pytest.raises(TypeError):  # pylance: "Vector column a must be FixedSizeListArray"
+        lance.dataset(ds.uri).create_index("a", "BTREE")
 
 
 def test_a_failed_write_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,8 +58,9 @@ class DatasetOptimizer(CompactionOptimizer):
         Raises
         ------
         NotSupportedYetError
-            A scalar / HNSW / RQ index with unindexed fragments (or retrained), vectors
-            other than float32.
+            An HNSW / RQ / INVERTED / ... index with unindexed fragments (or retrained),
+            vectors other than float32. (BTREE, BITMAP, LABEL_LIST and ZONEMAP indices are
+            built again over every fragment, as pylance 14 merges them.)
         TypeError, ValueError, OverflowError
             A bad or unknown option (pylance ignores unknown ones); nothing is committed.
 
@@ -311,13 +312,14 @@ class Changes(Handle):
         Raises
         ------
         NotSupportedYetError
-            Another index type (HNSW, RQ, scalar), non-float32 vectors, 4-bit PQ, or an
+            Another vector index type (HNSW, RQ), non-float32 vectors, 4-bit PQ, or an
             option of pylance's own engine (``accelerator``, the shuffle options,
             ``ivf_centroids_file``, ``precomputed_partition_dataset``, the streaming
             options), ``train=False``, ``fragment_ids``, ``skip_transpose``,
             ``progress_callback``.
         NotImplementedError, ValueError, TypeError, ColumnNotFoundError, RuntimeError
-            As pylance: an unknown index type or metric, ``num_sub_vectors`` that does not
+            As pylance: a scalar index type (TypeError: use ``create_scalar_index``), an
+            unknown index type or metric, ``num_sub_vectors`` that does not
             divide the dimension, a column that is missing or not a vector column, an
             existing index of that name without ``replace``. Nothing is committed.
 
