@@ -549,3 +549,28 @@ def test_zonemap_append_and_optimize_like_pylance(tmp_path: Path) -> None:
         assert _rows(pl.to_table(filter=f)) == _rows(ls.dataset(uri).to_table(filter=f))
         seen[lib.__name__] = before, after
     assert seen["lance_semantic"] == seen["lance"]
+
+
+@pytest.mark.parametrize(
+    ("column", "index_type"),
+    [("a", "BTREE"), ("a", "BITMAP"), ("l", "LABEL_LIST"), ("a", "ZONEMAP")],
+)
+@pytest.mark.parametrize("empty", ["train=False", "every row deleted"])
+def test_empty_index_files_like_pylances(
+    tmp_path: Path, column: str, index_type: str, empty: str
+) -> None:
+    table = pa.table({"id": np.arange(50), "a": np.arange(50) % 4, "l": [["x"]] * 50})
+    theirs, ours = _twins(tmp_path, table)
+    train = empty == "train=False"
+    if not train:
+        lance.dataset(theirs).delete("id >= 0")
+        ls.dataset(ours).delete("id >= 0")
+    lance.dataset(theirs).create_scalar_index(column, index_type, train=train)
+    ls.dataset(ours).create_scalar_index(column, index_type, train=train)
+    name = f"{column}_idx"
+    _same_files(theirs, ours, name)
+    assert _entry_fields(ours, name) == _entry_fields(theirs, name)
+    f = "array_has_any(l, ['x'])" if column == "l" else "a = 1"
+    assert _rows(lance.dataset(ours).to_table(filter=f)) == _rows(
+        ls.dataset(ours).to_table(filter=f)
+    )

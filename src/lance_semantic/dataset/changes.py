@@ -381,7 +381,8 @@ class Changes(Handle):
         index_uuid: str | None = None,
         **params: Any,
     ) -> None:
-        """Build a BTREE, BITMAP or LABEL_LIST index over ``column`` in pylance 14's format
+        """Build a BTREE, BITMAP, LABEL_LIST or ZONEMAP index over ``column`` in pylance 14's
+        format
         and commit it (pylance's ``LanceDataset.create_scalar_index``, same defaults; returns
         None as pylance's does): pylance lists it, plans its filters through it and rewrites
         it like its own, and this library's filters use it.
@@ -394,8 +395,8 @@ class Changes(Handle):
         Raises
         ------
         NotSupportedYetError
-            ZONEMAP, BLOOMFILTER, INVERTED / FTS, NGRAM, RTREE, MINHASHLSH; an index on a
-            nested field or several columns; ``progress_callback``.
+            BLOOMFILTER, INVERTED / FTS, NGRAM, RTREE, MINHASHLSH; an index on a nested
+            field or several columns; a ZONEMAP on a list or struct; ``progress_callback``.
         TypeError
             A column the type cannot hold (BTREE / BITMAP: not a number, boolean, string,
             binary, decimal, fixed-size binary or temporal; LABEL_LIST: not a list of

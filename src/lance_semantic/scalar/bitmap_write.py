@@ -80,7 +80,7 @@ def write_bitmap(
     sorted_keys = keys.take(pa.array(order)) if len(order) else keys
     ids = addresses[order]
     starts = run_starts(sorted_keys, numbers)
-    ends = np.append(starts[1:], len(sorted_keys)).astype(np.int64)
+    ends = np.append(starts[1:], len(sorted_keys)).astype(np.int64)[: len(starts)]
     bitmaps = []
     for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
         run = ids[a:b]
