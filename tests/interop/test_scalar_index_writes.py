@@ -178,11 +178,17 @@ def _rows(t: pa.Table) -> list[Any]:
     return sorted(t.column("id").to_pylist())
 
 
-@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP", "ZONEMAP"])
+@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])
 @pytest.mark.parametrize("kind", KEY_KINDS)
 def test_pylance_uses_our_index_like_its_own(tmp_path: Path, kind: str, index_type: str) -> None:
     table, filters = _table(kind)
     theirs, ours = _twins(tmp_path, table)
+    if index_type == "BLOOMFILTER" and kind == "bool":  # refused by both
+        with pytest.raises(ValueError, match="Bloom filter index does not support"):
+            lance.dataset(theirs).create_scalar_index("k", index_type)
+        with pytest.raises(ValueError, match="Bloom filter index does not support"):
+            ls.dataset(ours).create_scalar_index("k", index_type)
+        return
     lance.dataset(theirs).create_scalar_index("k", index_type)
     ds = ls.dataset(ours)
     assert ds.create_scalar_index("k", index_type) is None
@@ -195,8 +201,9 @@ def test_pylance_uses_our_index_like_its_own(tmp_path: Path, kind: str, index_ty
     twin = lance.dataset(theirs)
     for f in filters:
         plan = pl.scanner(filter=f).explain_plan(True)
-        # (pylance plans IS NULL and bool's NOT k without a zone map)
-        if index_type != "ZONEMAP" or f == filters[0]:
+        # (pylance plans IS NULL and bool's NOT k without a zone map, ranges without a
+        # bloom filter)
+        if index_type not in ("ZONEMAP", "BLOOMFILTER") or f == filters[0]:
             assert "ScalarIndexQuery" in plan and "k_idx" in plan, (f, plan)
         expected = _rows(twin.to_table(filter=f, use_scalar_index=False))
         assert _rows(pl.to_table(filter=f)) == expected, f
@@ -311,7 +318,7 @@ def _bad(uri: str) -> ls.Dataset:
         ("a", 3, {}, TypeError, "index_type must be str"),
         ("st.x", "BTREE", {}, NotSupportedYetError, "nested field st.x"),
         ("st", "ZONEMAP", {}, NotSupportedYetError, "ZONEMAP index on column st"),
-        ("a", "BLOOMFILTER", {}, NotSupportedYetError, "BLOOMFILTER"),
+        ("st", "BLOOMFILTER", {}, ValueError, "Bloom filter index does not support"),
         ("a", "INVERTED", {}, NotSupportedYetError, "INVERTED"),
         ("a", "FTS", {}, NotSupportedYetError, "FTS"),
         ("a", "NGRAM", {}, NotSupportedYetError, "NGRAM"),
@@ -553,7 +560,7 @@ def test_zonemap_append_and_optimize_like_pylance(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("column", "index_type"),
-    [("a", "BTREE"), ("a", "BITMAP"), ("l", "LABEL_LIST"), ("a", "ZONEMAP")],
+    [("a", "BTREE"), ("a", "BITMAP"), ("l", "LABEL_LIST"), ("a", "ZONEMAP"), ("a", "BLOOMFILTER")],
 )
 @pytest.mark.parametrize("empty", ["train=False", "every row deleted"])
 def test_empty_index_files_like_pylances(

@@ -381,8 +381,8 @@ class Changes(Handle):
         index_uuid: str | None = None,
         **params: Any,
     ) -> None:
-        """Build a BTREE, BITMAP, LABEL_LIST or ZONEMAP index over ``column`` in pylance 14's
-        format
+        """Build a BTREE, BITMAP, LABEL_LIST, ZONEMAP or BLOOMFILTER index over ``column`` in
+        pylance 14's format
         and commit it (pylance's ``LanceDataset.create_scalar_index``, same defaults; returns
         None as pylance's does): pylance lists it, plans its filters through it and rewrites
         it like its own, and this library's filters use it.
@@ -395,8 +395,8 @@ class Changes(Handle):
         Raises
         ------
         NotSupportedYetError
-            BLOOMFILTER, INVERTED / FTS, NGRAM, RTREE, MINHASHLSH; an index on a nested
-            field or several columns; a ZONEMAP on a list or struct; ``progress_callback``.
+            INVERTED / FTS, NGRAM, RTREE, MINHASHLSH; an index on a nested field or several
+            columns; a ZONEMAP on a list or struct; ``progress_callback``.
         TypeError
             A column the type cannot hold (BTREE / BITMAP: not a number, boolean, string,
             binary, decimal, fixed-size binary or temporal; LABEL_LIST: not a list of
@@ -404,7 +404,8 @@ class Changes(Handle):
         ColumnNotFoundError
             A missing column (also a KeyError, as pylance's).
         NotImplementedError, ValueError, RuntimeError
-            As pylance: an unknown index type, ``fragment_ids`` (use
+            As pylance: an unknown index type, a BLOOMFILTER on a type it does not hash
+            (booleans, float16, decimals, ...), ``fragment_ids`` (use
             pylance's distributed build) or a bad ``index_uuid``, an existing index of that
             name with ``replace=False``. Nothing is committed.
 

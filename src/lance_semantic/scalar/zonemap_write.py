@@ -25,7 +25,7 @@ from ..storage import DataFileWriter, ObjectStore
 from .bitmap_write import encode_row_id_tree_map
 from .btree_write import INDEX_FILE_VERSION
 
-__all__ = ["ZONE_ROWS", "ZONEMAP_DETAILS", "ZONEMAP_FILE", "write_zonemap"]
+__all__ = ["ZONE_ROWS", "ZONEMAP_DETAILS", "ZONEMAP_FILE", "live_zones", "write_zonemap"]
 
 #: live rows per zone (pylance 14's ``rows_per_zone``)
 ZONE_ROWS = 8192
@@ -48,6 +48,25 @@ def _schema(value_type: pa.DataType) -> pa.Schema:
     )
 
 
+Zone = tuple[int, int, int, int, int]
+
+
+def live_zones(addresses: npt.NDArray[np.uint64]) -> list[Zone]:
+    """The zones of the live rows at ``addresses`` (ascending): (first and past-the-last
+    position in ``addresses``, fragment id, zone start offset, zone length)."""
+    frags = addresses >> np.uint64(32)
+    offsets = addresses & np.uint64(0xFFFF_FFFF)
+    cuts = np.flatnonzero(frags[1:] != frags[:-1]) + 1
+    bounds: list[int] = [0, *cuts.tolist(), len(frags)] if len(frags) else []
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        for z in range(a, b, ZONE_ROWS):
+            e = min(b, z + ZONE_ROWS)
+            start = int(offsets[z])
+            out.append((z, e, int(frags[z]), start, int(offsets[e - 1]) - start + 1))
+    return out
+
+
 def write_zonemap(
     store: ObjectStore,
     folder: str,
@@ -57,29 +76,23 @@ def write_zonemap(
     """Write the ZONEMAP index of ``values`` (one per live row, the rows at ``addresses``,
     ascending) into ``folder``; the files written with their sizes."""
     floating = pa.types.is_floating(values.type)
-    frags = addresses >> np.uint64(32)
-    offsets = addresses & np.uint64(0xFFFF_FFFF)
-    cuts = np.flatnonzero(frags[1:] != frags[:-1]) + 1
-    bounds: list[int] = [0, *cuts.tolist(), len(frags)] if len(frags) else []
     mins, maxs, nulls, nans, fids, starts, lengths = [], [], [], [], [], [], []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        for z in range(a, b, ZONE_ROWS):
-            e = min(b, z + ZONE_ROWS)
-            zone = values.slice(z, e - z)
-            nan_count = int(pc.sum(pc.is_nan(zone)).as_py() or 0) if floating else 0
-            got = pc.min_max(zone)
-            lo, hi = got["min"], got["max"]
-            if nan_count:
-                hi = pa.scalar(float("nan"), values.type)
-                if not lo.is_valid:
-                    lo = hi
-            mins.append(lo.cast(values.type))
-            maxs.append(hi.cast(values.type))
-            nulls.append(zone.null_count)
-            nans.append(nan_count)
-            fids.append(int(frags[z]))
-            starts.append(int(offsets[z]))
-            lengths.append(int(offsets[e - 1]) - int(offsets[z]) + 1)
+    for z, e, fid, start, length in live_zones(addresses):
+        zone = values.slice(z, e - z)
+        nan_count = int(pc.sum(pc.is_nan(zone)).as_py() or 0) if floating else 0
+        got = pc.min_max(zone)
+        lo, hi = got["min"], got["max"]
+        if nan_count:
+            hi = pa.scalar(float("nan"), values.type)
+            if not lo.is_valid:
+                lo = hi
+        mins.append(lo.cast(values.type))
+        maxs.append(hi.cast(values.type))
+        nulls.append(zone.null_count)
+        nans.append(nan_count)
+        fids.append(fid)
+        starts.append(start)
+        lengths.append(length)
     schema = _schema(values.type)
     writer = DataFileWriter(store, ZONEMAP_FILE, schema, INDEX_FILE_VERSION, folder=folder)
     writer.add_schema_metadata("rows_per_zone", str(ZONE_ROWS))

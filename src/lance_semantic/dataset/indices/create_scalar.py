@@ -1,15 +1,16 @@
-"""``Dataset.create_scalar_index`` for BTREE, BITMAP, LABEL_LIST and ZONEMAP, in pylance
-14's formats (layer L5; docs/format/index-formats.md).
+"""``Dataset.create_scalar_index`` for BTREE, BITMAP, LABEL_LIST, ZONEMAP and BLOOMFILTER,
+in pylance 14's formats (layer L5; docs/format/index-formats.md).
 
 The build reads the key column once with the rows' addresses (deleted rows are not
 indexed, as in pylance), sorts the keys (scalar/key_order.py) and writes the index files
-(scalar/btree_write.py, scalar/bitmap_write.py, scalar/zonemap_write.py) under
+(scalar/btree_write.py, bitmap_write.py, zonemap_write.py, bloom_write.py) under
 ``_indices/<uuid>/``; one ``CreateIndex`` transaction commits the entry
 (``/lance.table.BTreeIndexDetails`` / ``BitmapIndexDetails`` with ``index_version`` 0,
 ``LabelListIndexDetails`` with 1, all with empty details; ``ZoneMapIndexDetails`` 0 with
-pylance's details; name ``<column>_idx``, every fragment of the version) and removes an
-index of the same name (``replace=True``, pylance's default). On any error nothing is
-committed and the files written are removed.
+pylance's details; ``/lance.index.pb.BloomFilterIndexDetails`` 0, empty; name
+``<column>_idx``, every fragment of the version) and removes an index of the same name
+(``replace=True``, pylance's default). On any error nothing is committed and the files
+written are removed.
 
 On a flagged table a column's data files may hold different layouts of one semantic type
 (utf8 / large_utf8 / dictionary, decimal128 / decimal256): the index's key column holds the
@@ -18,12 +19,10 @@ semantic type's default layout, whatever the field's recorded output encoding.
 As pylance 14: ``train=False`` commits an empty index (no rows, no fragments);
 ``fragment_ids`` is refused with pylance's ValueError (its distributed build goes through
 ``create_index_uncommitted``); an unknown type is its NotImplementedError, a column the
-type cannot hold its TypeError naming the column; a missing column is
-``ColumnNotFoundError`` (a KeyError, as pylance's).
-BLOOMFILTER (its filter bytes are not matched here), INVERTED / FTS, NGRAM, RTREE and
-MINHASHLSH are ``NotSupportedYetError``, as is a ZONEMAP on a nested type (pylance takes
-lists and structs); so is an option pylance's scalar builds take that is not
-implemented here.
+type cannot hold its TypeError naming the column (a BLOOMFILTER: its ValueError); a
+missing column is ``ColumnNotFoundError`` (a KeyError, as pylance's). INVERTED / FTS,
+NGRAM, RTREE and MINHASHLSH are ``NotSupportedYetError``, as is a ZONEMAP on a nested type
+(pylance takes lists and structs) and an option this library does not implement.
 """
 
 from __future__ import annotations
@@ -50,6 +49,7 @@ from ...manifest import (
 )
 from ...read import ScanPlan, ScanRequest, plan_scan, run_scan
 from ...scalar.bitmap_write import write_bitmap
+from ...scalar.bloom_write import BLOOM_FILE, bloom_key_type_ok, write_bloomfilter
 from ...scalar.btree_write import write_btree
 from ...scalar.zonemap_write import ZONEMAP_DETAILS, ZONEMAP_FILE, write_zonemap
 from ...storage import UncommittedFiles
@@ -65,7 +65,7 @@ __all__ = [
     "scalar_key_type_ok",
 ]
 
-ScalarKind = Literal["BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP"]
+ScalarKind = Literal["BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "BLOOMFILTER"]
 
 #: index type -> (``index_details`` type_url, ``index_version``) as pylance 14 commits them
 SCALAR_WRITTEN: Final[dict[str, tuple[str, int]]] = {
@@ -73,11 +73,12 @@ SCALAR_WRITTEN: Final[dict[str, tuple[str, int]]] = {
     "BITMAP": ("/lance.table.BitmapIndexDetails", 0),
     "LABEL_LIST": ("/lance.table.LabelListIndexDetails", 1),
     "ZONEMAP": ("/lance.table.ZoneMapIndexDetails", 0),
+    "BLOOMFILTER": ("/lance.index.pb.BloomFilterIndexDetails", 0),
 }
 #: index type -> its ``index_details`` value (empty for the others)
 _DETAILS: Final = {"ZONEMAP": ZONEMAP_DETAILS}
 #: pylance 14's other scalar types (refused here by name)
-_NOT_YET: Final = ("BLOOMFILTER", "INVERTED", "FTS", "NGRAM", "RTREE", "MINHASHLSH")
+_NOT_YET: Final = ("INVERTED", "FTS", "NGRAM", "RTREE", "MINHASHLSH")
 _PYLANCE_TYPES: Final = (
     '"BTREE", "BITMAP", "NGRAM", "ZONEMAP", "LABEL_LIST", "INVERTED", "BLOOMFILTER", "RTREE" '
     'or "MINHASHLSH"'
@@ -160,6 +161,13 @@ def _key_column(
                 f"LABEL_LIST index column {column} must hold items of int, float, bool, str, "
                 f"large_str, binary, large_binary, decimal, fixed-size-binary, or temporal, "
                 f"got {read_type.value_type}"
+            )
+    elif kind == "BLOOMFILTER":
+        if not bloom_key_type_ok(read_type):
+            raise ValueError(
+                f"Invalid user input: Bloom filter index does not support data type: "
+                f"{read_type} (column {column}). Supported types: integers, float32, float64, "
+                "strings, binaries, dates, times, timestamps"
             )
     elif kind == "ZONEMAP" and not scalar_key_type_ok(read_type):
         raise NotSupportedYetError(
@@ -342,6 +350,9 @@ def _write(
         files.add(f"{folder}/page_data.lance")
         files.add(f"{folder}/page_lookup.lance")
         return write_btree(store, folder, values, ids)
+    if kind == "BLOOMFILTER":
+        files.add(f"{folder}/{BLOOM_FILE}")
+        return write_bloomfilter(store, folder, values, ids)
     if kind == "ZONEMAP":
         files.add(f"{folder}/{ZONEMAP_FILE}")
         return write_zonemap(store, folder, values, ids)

@@ -325,6 +325,19 @@ def _bitmap_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
     return {"num_bitmaps": int(reader.num_rows())}
 
 
+def _bloom_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
+    reader = open_reader(store, f"{INDEX_DIR}/{entry.uuid}/bloomfilter.lance", what="index file")
+    if not reader.num_rows():
+        return {}
+    meta = reader.metadata().schema.metadata or {}
+    return {
+        "type": "BloomFilter",
+        "num_blocks": int(reader.num_rows()),
+        "number_of_items": int(meta.get(b"bloomfilter_item", b"8192")),
+        "probability": float(meta.get(b"bloomfilter_probability", b"0.00057")),
+    }
+
+
 def _segment_statistics(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
     kind = entry.index_type
     if entry.type_url.endswith("VectorIndexDetails"):
@@ -335,9 +348,11 @@ def _segment_statistics(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]
         return _bitmap_segment(store, entry)
     if kind == "ZoneMap":
         return _zonemap_segment(store, entry)
+    if kind == "BloomFilter":
+        return _bloom_segment(store, entry)
     raise NotSupportedYetError(
         f"index_statistics: index {entry.name!r} of type {kind} (vector IVF, BTREE, BITMAP, "
-        "LABEL_LIST and ZONEMAP statistics are read here)"
+        "LABEL_LIST, ZONEMAP and BLOOMFILTER statistics are read here)"
     )
 
 
