@@ -29,6 +29,9 @@ fragments, written by pylance), alternating who goes first, ``--build-repeat`` r
 ``btree_str``    BTREE on ``s`` (string, 16 chars, nearly unique)
 ``bitmap``       BITMAP on ``cat`` (string, 100 values)
 ``label_list``   LABEL_LIST on ``tags`` (list<string>, 1-3 of 50 labels a row)
+``zonemap``      ZONEMAP on ``k``
+``bloom_int``    BLOOMFILTER on ``k``
+``bloom_str``    BLOOMFILTER on ``s``
 """
 
 from __future__ import annotations
@@ -111,6 +114,9 @@ BUILDS = {
     "btree_str": ("s", "BTREE"),
     "bitmap": ("cat", "BITMAP"),
     "label_list": ("tags", "LABEL_LIST"),
+    "zonemap": ("k", "ZONEMAP"),
+    "bloom_int": ("k", "BLOOMFILTER"),
+    "bloom_str": ("s", "BLOOMFILTER"),
 }
 
 
@@ -149,9 +155,15 @@ def builds(rows: int, repeat: int) -> None:
                     ds = lance.dataset(theirs) if who == "pylance" else ls.dataset(ours)
                     ms, _ = _time(ds.create_scalar_index, column=column, index_type=kind)
                     got[who].append(ms)
-            f = {"btree_int": "k = 7", "btree_str": "s > '0999'", "bitmap": "cat = 'c7'"}.get(
-                label, "array_has_any(tags, ['t7'])"
-            )
+            f = {
+                "btree_int": "k = 7",
+                "btree_str": "s > '0999'",
+                "bitmap": "cat = 'c7'",
+                "label_list": "array_has_any(tags, ['t7'])",
+                "zonemap": "k < 1000",
+                "bloom_int": "k = 7",
+                "bloom_str": "s = '0000000000000007'",
+            }[label]
             a = lance.dataset(theirs).to_table(filter=f).sort_by("id")
             b = lance.dataset(ours).to_table(filter=f).sort_by("id")
             if not a.equals(b):

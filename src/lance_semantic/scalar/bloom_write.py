@@ -83,11 +83,9 @@ def _round(acc: U64, lane: U64) -> U64:
 
 
 def _lanes(rows: npt.NDArray[np.uint8], at: int, width: int) -> U64:
-    """The little-endian integers of ``width`` bytes at byte ``at`` of each row."""
-    out = np.zeros(len(rows), np.uint64)
-    for b in range(width):
-        out |= rows[:, at + b].astype(np.uint64) << np.uint64(8 * b)
-    return out
+    """The little-endian integers of ``width`` (8 or 4) bytes at byte ``at`` of each row."""
+    part = np.ascontiguousarray(rows[:, at : at + width])
+    return part.view("<u8" if width == 8 else "<u4").reshape(len(rows)).astype(np.uint64)
 
 
 def _xxh64_rows(rows: npt.NDArray[np.uint8]) -> U64:
@@ -138,30 +136,56 @@ def xxh64(values: list[bytes]) -> U64:
     >>> int(xxh64([b""])[0])
     17241709254077376921
     """
-    out = np.zeros(len(values), np.uint64)
-    lengths = np.asarray([len(v) for v in values], np.int64)
-    for length in np.unique(lengths).tolist():
-        at = np.flatnonzero(lengths == length)
-        joined = b"".join(values[i] for i in at.tolist())
-        rows = np.frombuffer(joined, np.uint8).reshape(len(at), length)
-        out[at] = _xxh64_rows(rows)
-    return out
+    return _hash_column(pa.array(values, pa.binary()))
 
 
-def _value_hashes(values: pa.Array) -> U64:
-    """The hashes of ``values``' non-null values."""
-    valid = values.drop_null()
+def _bytes_rows(arr: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], U64]:
+    """A string / binary array's value starts, its data bytes and lengths."""
+    n = len(arr)
+    width = (
+        np.int64
+        if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+        else np.int32
+    )
+    buffers = arr.buffers()
+    offsets = np.frombuffer(buffers[1], width)[arr.offset : arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    return offsets[:-1], data, np.diff(offsets).astype(np.uint64)
+
+
+def _hash_column(values: pa.Array) -> U64:
+    """The XXH64 hash of each of ``values`` (0 for a null), of its little-endian bytes."""
+    n = len(values)
+    out = np.zeros(n, np.uint64)
+    if not n:
+        return out
     t = values.type
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        raw = [v.encode() for v in valid.to_pylist()]
-        return xxh64(raw)
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return xxh64(valid.to_pylist())
-    width = t.bit_width // 8
-    storage = valid.view(pa.from_numpy_dtype(np.dtype(f"u{width}")))
-    numbers = np.asarray(storage.to_numpy(zero_copy_only=False))
-    rows = numbers.astype(f"<u{width}").view(np.uint8).reshape(len(numbers), width)
-    return _xxh64_rows(rows) if len(rows) else np.empty(0, np.uint64)
+    valid = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else None
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or (pa.types.is_large_binary(t))
+    ):
+        starts, data, lengths = _bytes_rows(values)
+        if valid is not None:
+            lengths = np.where(valid, lengths, 0).astype(np.uint64)
+        for length in np.unique(lengths).tolist():
+            at = np.flatnonzero(lengths == length)
+            if length:
+                rows = data[starts[at][:, None] + np.arange(length)[None, :]]
+            else:
+                rows = np.zeros((len(at), 0), np.uint8)
+            out[at] = _xxh64_rows(rows)
+    else:
+        width = t.bit_width // 8
+        raw = values.view(pa.from_numpy_dtype(np.dtype(f"u{width}")))
+        filled = raw.fill_null(0) if values.null_count else raw
+        numbers = np.asarray(filled.to_numpy(zero_copy_only=False)).astype(f"<u{width}")
+        out = _xxh64_rows(numbers.view(np.uint8).reshape(n, width))
+    if valid is not None:
+        out[~valid] = 0
+    return out
 
 
 def _num_blocks() -> int:
@@ -171,17 +195,17 @@ def _num_blocks() -> int:
 
 
 def _filter(hashes: U64, blocks: int) -> bytes:
-    words = np.zeros((blocks, 8), np.uint32)
+    """The split-block bloom filter of ``hashes`` (``blocks`` blocks), serialised."""
+    flags = np.zeros((blocks, 8, 32), bool)
     if len(hashes):
-        hashes = np.unique(hashes)
         with np.errstate(over="ignore"):
             block = ((hashes >> np.uint64(32)) * np.uint64(blocks)) >> np.uint64(32)
             low = hashes & np.uint64(0xFFFF_FFFF)
             bits = ((low[:, None] * _SALT[None, :]) & np.uint64(0xFFFF_FFFF)) >> np.uint64(27)
-        masks = (np.uint32(1) << bits.astype(np.uint32)).astype(np.uint32)
-        for i in range(8):
-            np.bitwise_or.at(words[:, i], block.astype(np.int64), masks[:, i])
-    return words.astype("<u4").tobytes()
+        word = np.broadcast_to(np.arange(8), bits.shape)
+        flags[block.astype(np.int64)[:, None], word, bits.astype(np.int64)] = True
+    packed = np.packbits(flags, axis=2, bitorder="little")  # (blocks, 8, 4) bytes: u32 LE
+    return packed.tobytes()
 
 
 def write_bloomfilter(
@@ -193,14 +217,15 @@ def write_bloomfilter(
     """Write the BLOOMFILTER index of ``values`` (one per live row, the rows at
     ``addresses``, ascending) into ``folder``; the files written."""
     blocks = _num_blocks()
+    hashes = _hash_column(values)
+    valid = values.is_valid().to_numpy(zero_copy_only=False)
     fids, starts, lengths, has_null, data = [], [], [], [], []
     for a, b, fid, start, length in live_zones(addresses):
-        zone = values.slice(a, b - a)
         fids.append(fid)
         starts.append(start)
         lengths.append(length)
-        has_null.append(zone.null_count > 0)
-        data.append(_filter(_value_hashes(zone), blocks))
+        has_null.append(not bool(valid[a:b].all()))
+        data.append(_filter(hashes[a:b][valid[a:b]], blocks))
     schema = pa.schema(
         [
             pa.field("fragment_id", pa.uint64(), False),
