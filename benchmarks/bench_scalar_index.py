@@ -19,6 +19,19 @@ What is timed (``to_table`` of every column, a new key every round, on a handle 
 (``cat`` is a 100-value string column under a BITMAP.)
 
 Each round's three results are checked equal (rows sorted by ``id``). Medians in ms.
+
+Builds (``--part builds``; ``--part both``, the default, runs both): ``create_scalar_index``
+through pylance and through lance-semantic on two copies of one table (``--rows`` rows in 4
+fragments, written by pylance), alternating who goes first, ``--build-repeat`` rounds each
+(``replace=True``); medians in ms and the ratio ours / pylance:
+
+``btree_int``    BTREE on ``k`` (int64, unique)
+``btree_str``    BTREE on ``s`` (string, 16 chars, nearly unique)
+``bitmap``       BITMAP on ``cat`` (string, 100 values)
+``label_list``   LABEL_LIST on ``tags`` (list<string>, 1-3 of 50 labels a row)
+``zonemap``      ZONEMAP on ``k``
+``bloom_int``    BLOOMFILTER on ``k``
+``bloom_str``    BLOOMFILTER on ``s``
 """
 
 from __future__ import annotations
@@ -96,11 +109,83 @@ def _time(fn: Any, **kwargs: Any) -> tuple[float, Any]:
     return (time.perf_counter() - t) * 1000, out
 
 
+BUILDS = {
+    "btree_int": ("k", "BTREE"),
+    "btree_str": ("s", "BTREE"),
+    "bitmap": ("cat", "BITMAP"),
+    "label_list": ("tags", "LABEL_LIST"),
+    "zonemap": ("k", "ZONEMAP"),
+    "bloom_int": ("k", "BLOOMFILTER"),
+    "bloom_str": ("s", "BLOOMFILTER"),
+}
+
+
+def _build_table(uri: str, rows: int) -> None:
+    rng = np.random.default_rng(31)
+    counts = rng.integers(1, 4, rows)
+    labels = pa.array([f"t{v}" for v in rng.integers(0, 50, int(counts.sum()))])
+    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    table = pa.table(
+        {
+            "id": pa.array(np.arange(rows), pa.int64()),
+            "k": pa.array(rng.permutation(rows), pa.int64()),
+            "s": pa.array([f"{v:016d}" for v in rng.integers(0, 10**15, rows)]),
+            "cat": pa.array([f"c{v}" for v in rng.integers(0, 100, rows)]),
+            "tags": pa.ListArray.from_arrays(offsets, labels),
+        }
+    )
+    lance.write_dataset(table, uri, max_rows_per_file=-(-rows // 4))
+
+
+def builds(rows: int, repeat: int) -> None:
+    """``create_scalar_index`` of each type, pylance vs ours, on copies of one table."""
+    import shutil
+
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs, ours = str(Path(tmp) / "theirs.lance"), str(Path(tmp) / "ours.lance")
+        _build_table(theirs, rows)
+        shutil.copytree(theirs, ours)
+        print(f"builds: rows={rows} fragments=4 repeat={repeat} pylance={lance.__version__}")
+        print(f"{'index':11} {'pylance':>9} {'ours':>9} {'ratio':>6}")
+        for label, (column, kind) in BUILDS.items():
+            got: dict[str, list[float]] = {"pylance": [], "ours": []}
+            for r in range(repeat):
+                order = ["pylance", "ours"] if r % 2 else ["ours", "pylance"]
+                for who in order:
+                    ds = lance.dataset(theirs) if who == "pylance" else ls.dataset(ours)
+                    ms, _ = _time(ds.create_scalar_index, column=column, index_type=kind)
+                    got[who].append(ms)
+            f = {
+                "btree_int": "k = 7",
+                "btree_str": "s > '0999'",
+                "bitmap": "cat = 'c7'",
+                "label_list": "array_has_any(tags, ['t7'])",
+                "zonemap": "k < 1000",
+                "bloom_int": "k = 7",
+                "bloom_str": "s = '0000000000000007'",
+            }[label]
+            a = lance.dataset(theirs).to_table(filter=f).sort_by("id")
+            b = lance.dataset(ours).to_table(filter=f).sort_by("id")
+            if not a.equals(b):
+                raise SystemExit(f"{label}: pylance's rows through our index differ")
+            med = {w: statistics.median(v) for w, v in got.items()}
+            print(
+                f"{label:11} {med['pylance']:9.1f} {med['ours']:9.1f} "
+                f"{med['ours'] / med['pylance']:6.2f}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--build-repeat", type=int, default=3)
+    parser.add_argument("--part", choices=("filters", "builds", "both"), default="both")
     opts = parser.parse_args()
+    if opts.part in ("builds", "both"):
+        builds(opts.rows, opts.build_repeat)
+    if opts.part == "builds":
+        return
     with tempfile.TemporaryDirectory() as tmp:
         uri = str(Path(tmp) / "t.lance")
         _write(uri, opts.rows)

@@ -219,9 +219,11 @@ def test_engine_options_and_other_types_are_not_supported_yet(tmp_path: Path, op
         ls.dataset(ours).create_index(
             "vec", "IVF_PQ", num_partitions=2, num_sub_vectors=4, **{option: value}
         )
-    for index_type in ("IVF_HNSW_SQ", "IVF_RQ", "BTREE"):
+    for index_type in ("IVF_HNSW_SQ", "IVF_RQ"):
         with pytest.raises(ls.NotSupportedYetError, match=index_type):
             ls.dataset(ours).create_index("vec", index_type, num_partitions=2)
+    with pytest.raises(TypeError, match="create_scalar_index"):  # a scalar type
+        ls.dataset(ours).create_index("vec", "BTREE", num_partitions=2)
     assert lance.dataset(ours).version == 1
 
 

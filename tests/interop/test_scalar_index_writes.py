@@ -24,7 +24,7 @@ import pytest
 from lance.file import LanceFileReader
 
 import lance_semantic as ls
-from lance_semantic.errors import NotSupportedYetError
+from lance_semantic.errors import ColumnNotFoundError, NotSupportedYetError
 
 pytestmark = pytest.mark.interop
 
@@ -178,21 +178,33 @@ def _rows(t: pa.Table) -> list[Any]:
     return sorted(t.column("id").to_pylist())
 
 
-@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP"])
+@pytest.mark.parametrize("index_type", ["BTREE", "BITMAP", "ZONEMAP", "BLOOMFILTER"])
 @pytest.mark.parametrize("kind", KEY_KINDS)
 def test_pylance_uses_our_index_like_its_own(tmp_path: Path, kind: str, index_type: str) -> None:
     table, filters = _table(kind)
     theirs, ours = _twins(tmp_path, table)
+    if index_type == "BLOOMFILTER" and kind == "bool":  # refused by both
+        with pytest.raises(ValueError, match="Bloom filter index does not support"):
+            lance.dataset(theirs).create_scalar_index("k", index_type)
+        with pytest.raises(ValueError, match="Bloom filter index does not support"):
+            ls.dataset(ours).create_scalar_index("k", index_type)
+        return
     lance.dataset(theirs).create_scalar_index("k", index_type)
     ds = ls.dataset(ours)
     assert ds.create_scalar_index("k", index_type) is None
     _same_files(theirs, ours, "k_idx")
     assert _entry_fields(ours, "k_idx") == _entry_fields(theirs, "k_idx")
+    expected_stats = _stats(theirs, "k_idx", lance)
+    assert _stats(ours, "k_idx", lance) == expected_stats
+    assert _stats(ours, "k_idx", ls) == expected_stats
     pl = lance.dataset(ours)
     twin = lance.dataset(theirs)
     for f in filters:
         plan = pl.scanner(filter=f).explain_plan(True)
-        assert "ScalarIndexQuery" in plan and "k_idx" in plan, (f, plan)
+        # (pylance plans IS NULL and bool's NOT k without a zone map, ranges without a
+        # bloom filter)
+        if index_type not in ("ZONEMAP", "BLOOMFILTER") or f == filters[0]:
+            assert "ScalarIndexQuery" in plan and "k_idx" in plan, (f, plan)
         expected = _rows(twin.to_table(filter=f, use_scalar_index=False))
         assert _rows(pl.to_table(filter=f)) == expected, f
         assert _rows(ds.to_table(filter=f)) == expected, f
@@ -235,6 +247,9 @@ def test_label_list_like_pylances(tmp_path: Path, list_type: str) -> None:
     ds.create_scalar_index("k", "label_list")
     _same_files(theirs, ours, "k_idx")
     assert _entry_fields(ours, "k_idx") == _entry_fields(theirs, "k_idx")
+    assert (
+        _stats(ours, "k_idx", ls) == _stats(ours, "k_idx", lance) == _stats(theirs, "k_idx", lance)
+    )
     pl, twin = lance.dataset(ours), lance.dataset(theirs)
     for f in LIST_FILTERS:
         plan = pl.scanner(filter=f).explain_plan(True)
@@ -297,15 +312,15 @@ def _bad(uri: str) -> ls.Dataset:
         ("a", "LABEL_LIST", {}, TypeError, "LABEL_LIST index column a must be a list"),
         ("st", "LABEL_LIST", {}, TypeError, "LABEL_LIST index column st must be a list"),
         ("v", "LABEL_LIST", {}, TypeError, "LABEL_LIST index column v must be a list"),
-        ("nope", "BTREE", {}, KeyError, "nope not found in schema"),
+        ("nope", "BTREE", {}, ColumnNotFoundError, "column 'nope' does not exist"),
         ("a", "WHAT", {}, NotImplementedError, "Received WHAT"),
         ("a", "BTREE", {"foo": 1}, TypeError, "unknown option 'foo'"),
         ("a", "BTREE", {"fragment_ids": [0]}, ValueError, "distributed indexing"),
         ("a", "BTREE", {"index_uuid": "bad"}, ValueError, "Invalid UUID string"),
         ("a", 3, {}, TypeError, "index_type must be str"),
         ("st.x", "BTREE", {}, NotSupportedYetError, "nested field st.x"),
-        ("a", "ZONEMAP", {}, NotSupportedYetError, "ZONEMAP"),
-        ("a", "BLOOMFILTER", {}, NotSupportedYetError, "BLOOMFILTER"),
+        ("st", "ZONEMAP", {}, NotSupportedYetError, "ZONEMAP index on column st"),
+        ("st", "BLOOMFILTER", {}, ValueError, "Bloom filter index does not support"),
         ("a", "INVERTED", {}, TypeError, "INVERTED index column a must be string"),
         ("a", "FTS", {}, TypeError, "INVERTED index column a must be string"),
         ("s", "INVERTED", {"foo": 1}, ValueError, "unknown FTS index parameter 'foo'"),
@@ -338,8 +353,10 @@ def test_bad_input_commits_nothing(
 
 def test_create_index_points_to_create_scalar_index(tmp_path: Path) -> None:
     ds = _bad(str(tmp_path / "t.lance"))
-    with pytest.raises(NotSupportedYetError, match="use create_scalar_index"):
+    with pytest.raises(TypeError, match="build it with create_scalar_index"):
         ds.create_index("a", "BTREE")
+    with pytest.raises(TypeError):  # pylance: "Vector column a must be FixedSizeListArray"
+        lance.dataset(ds.uri).create_index("a", "BTREE")
 
 
 def test_a_failed_write_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -530,3 +547,48 @@ def test_flagged_layout_mixes_index_the_default_layout(
     for f in own:
         assert ds.scanner(filter=f)._scalar_choice() is not None, f
         assert _rows(ds.to_table(filter=f)) == _rows(ds.to_table(filter=f, use_scalar_index=False))
+
+
+def test_zonemap_append_and_optimize_like_pylance(tmp_path: Path) -> None:
+    seen = {}
+    for lib in (lance, ls):
+        uri = str(tmp_path / f"{lib.__name__}.lance")
+        ds = lib.write_dataset(pa.table({"id": np.arange(20_000)}), uri, max_rows_per_file=9_000)
+        ds.delete("id % 7 = 2")
+        ds.create_scalar_index("id", "ZONEMAP")
+        ds.insert(pa.table({"id": np.arange(20_000, 21_000)}))
+        before = _segments(uri), _stats(uri, "id_idx", lance)
+        ds.optimize.optimize_indices()
+        after = _segments(uri), _stats(uri, "id_idx", lance)
+        assert _stats(uri, "id_idx", ls) == after[1]
+        pl = lance.dataset(uri)
+        f = "id > 20500"
+        assert "ScalarIndexQuery" in pl.scanner(filter=f).explain_plan(True)
+        assert _rows(pl.to_table(filter=f)) == _rows(ls.dataset(uri).to_table(filter=f))
+        seen[lib.__name__] = before, after
+    assert seen["lance_semantic"] == seen["lance"]
+
+
+@pytest.mark.parametrize(
+    ("column", "index_type"),
+    [("a", "BTREE"), ("a", "BITMAP"), ("l", "LABEL_LIST"), ("a", "ZONEMAP"), ("a", "BLOOMFILTER")],
+)
+@pytest.mark.parametrize("empty", ["train=False", "every row deleted"])
+def test_empty_index_files_like_pylances(
+    tmp_path: Path, column: str, index_type: str, empty: str
+) -> None:
+    table = pa.table({"id": np.arange(50), "a": np.arange(50) % 4, "l": [["x"]] * 50})
+    theirs, ours = _twins(tmp_path, table)
+    train = empty == "train=False"
+    if not train:
+        lance.dataset(theirs).delete("id >= 0")
+        ls.dataset(ours).delete("id >= 0")
+    lance.dataset(theirs).create_scalar_index(column, index_type, train=train)
+    ls.dataset(ours).create_scalar_index(column, index_type, train=train)
+    name = f"{column}_idx"
+    _same_files(theirs, ours, name)
+    assert _entry_fields(ours, name) == _entry_fields(theirs, name)
+    f = "array_has_any(l, ['x'])" if column == "l" else "a = 1"
+    assert _rows(lance.dataset(ours).to_table(filter=f)) == _rows(
+        ls.dataset(ours).to_table(filter=f)
+    )

@@ -58,8 +58,9 @@ class DatasetOptimizer(CompactionOptimizer):
         Raises
         ------
         NotSupportedYetError
-            A scalar / HNSW / RQ index with unindexed fragments (or retrained), vectors
-            other than float32.
+            An HNSW / RQ / INVERTED / ... index with unindexed fragments (or retrained),
+            vectors other than float32. (BTREE, BITMAP, LABEL_LIST and ZONEMAP indices are
+            built again over every fragment, as pylance 14 merges them.)
         TypeError, ValueError, OverflowError
             A bad or unknown option (pylance ignores unknown ones); nothing is committed.
 
@@ -311,13 +312,14 @@ class Changes(Handle):
         Raises
         ------
         NotSupportedYetError
-            Another index type (HNSW, RQ, scalar), non-float32 vectors, 4-bit PQ, or an
+            Another vector index type (HNSW, RQ), non-float32 vectors, 4-bit PQ, or an
             option of pylance's own engine (``accelerator``, the shuffle options,
             ``ivf_centroids_file``, ``precomputed_partition_dataset``, the streaming
             options), ``train=False``, ``fragment_ids``, ``skip_transpose``,
             ``progress_callback``.
         NotImplementedError, ValueError, TypeError, ColumnNotFoundError, RuntimeError
-            As pylance: an unknown index type or metric, ``num_sub_vectors`` that does not
+            As pylance: a scalar index type (TypeError: use ``create_scalar_index``), an
+            unknown index type or metric, ``num_sub_vectors`` that does not
             divide the dimension, a column that is missing or not a vector column, an
             existing index of that name without ``replace``. Nothing is committed.
 
@@ -379,7 +381,8 @@ class Changes(Handle):
         index_uuid: str | None = None,
         **params: Any,
     ) -> None:
-        """Build a BTREE, BITMAP or LABEL_LIST index over ``column`` in pylance 14's format
+        """Build a BTREE, BITMAP, LABEL_LIST, ZONEMAP or BLOOMFILTER index over ``column`` in
+        pylance 14's format
         and commit it (pylance's ``LanceDataset.create_scalar_index``, same defaults; returns
         None as pylance's does): pylance lists it, plans its filters through it and rewrites
         it like its own, and this library's filters use it.
@@ -392,14 +395,17 @@ class Changes(Handle):
         Raises
         ------
         NotSupportedYetError
-            ZONEMAP, BLOOMFILTER, INVERTED / FTS, NGRAM, RTREE, MINHASHLSH; an index on a
-            nested field or several columns; ``progress_callback``.
+            INVERTED / FTS, NGRAM, RTREE, MINHASHLSH; an index on a nested field or several
+            columns; a ZONEMAP on a list or struct; ``progress_callback``.
         TypeError
             A column the type cannot hold (BTREE / BITMAP: not a number, boolean, string,
             binary, decimal, fixed-size binary or temporal; LABEL_LIST: not a list of
             those), naming the column; an unknown option.
-        KeyError, NotImplementedError, ValueError, RuntimeError
-            As pylance: a missing column, an unknown index type, ``fragment_ids`` (use
+        ColumnNotFoundError
+            A missing column (also a KeyError, as pylance's).
+        NotImplementedError, ValueError, RuntimeError
+            As pylance: an unknown index type, a BLOOMFILTER on a type it does not hash
+            (booleans, float16, decimals, ...), ``fragment_ids`` (use
             pylance's distributed build) or a bad ``index_uuid``, an existing index of that
             name with ``replace=False``. Nothing is committed.
 

@@ -80,12 +80,12 @@ def write_bitmap(
     sorted_keys = keys.take(pa.array(order)) if len(order) else keys
     ids = addresses[order]
     starts = run_starts(sorted_keys, numbers)
-    ends = np.append(starts[1:], len(sorted_keys)).astype(np.int64)
+    ends = np.append(starts[1:], len(sorted_keys)).astype(np.int64)[: len(starts)]
     bitmaps = []
     for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
         run = ids[a:b]
-        if null_lists is not None and b - a > 1:
-            run = np.unique(run)  # an item repeated in one list: the row once
+        if null_lists is not None and b - a > 1:  # an item repeated in one list: the row
+            run = run[np.concatenate([[True], run[1:] != run[:-1]])]  # once (ids ascend)
         bitmaps.append(_tree_map_from_sorted(run))
     schema = pa.schema([pa.field("keys", keys.type), pa.field("bitmaps", pa.binary())])
     writer = DataFileWriter(store, BITMAP_FILE, schema, INDEX_FILE_VERSION, folder=folder)

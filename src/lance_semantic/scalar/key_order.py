@@ -3,12 +3,14 @@ floating-point values in IEEE total order (``-0.0`` before ``0.0``, NaN last), s
 of equal keys keep their order, which is row-address order when they come from a scan).
 
 Numbers, dates, times, durations and booleans sort as numpy integers (a stable radix
-sort); strings, binaries, decimals and fixed-size binaries through Arrow's stable
-``sort_indices``.
+sort); strings and binaries of up to 64 bytes by their first 8 bytes as an integer, ties
+ordered by the rest (byte-wise, shorter first: Arrow's and pylance's order); longer ones,
+decimals and fixed-size binaries through Arrow's stable ``sort_indices``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,12 +60,102 @@ def _numbers(arr: pa.Array) -> np.ndarray | None:
     return np.asarray(got.to_numpy(zero_copy_only=False))
 
 
+_BYTES_TYPES = {
+    pa.string(): np.int32,
+    pa.binary(): np.int32,
+    pa.large_string(): np.int64,
+    pa.large_binary(): np.int64,
+}
+#: the longest values sorted through 8-byte prefixes here (longer: Arrow's sort)
+_PREFIX_BYTES_MAX = 64
+
+
+def _byte_columns(
+    arr: pa.Array,
+) -> tuple[list[npt.NDArray[np.uint64]], npt.NDArray[np.int64]] | None:
+    """``arr``'s (strings or binaries) bytes as big-endian 8-byte words, zero padded (one
+    array per word), and each value's length; None for other types or long values."""
+    width = _BYTES_TYPES.get(arr.type)
+    if width is None or len(arr) == 0:
+        return None
+    n = len(arr)
+    buffers = arr.buffers()
+    offsets = np.frombuffer(buffers[1], width)[arr.offset : arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
+    if not len(data):
+        data = np.zeros(1, np.uint8)
+    lengths = np.diff(offsets)
+    longest = int(lengths.max())
+    if longest > _PREFIX_BYTES_MAX:
+        return None
+    starts = offsets[:-1]
+    words = []
+    for w in range(max(1, -(-longest // 8))):
+        word = np.zeros(n, np.uint64)
+        for b in range(8):
+            j = w * 8 + b
+            inside = lengths > j
+            byte = data[np.minimum(starts + j, len(data) - 1)].astype(np.uint64)
+            word |= np.where(inside, byte, 0).astype(np.uint64) << np.uint64(8 * (7 - b))
+        words.append(word)
+    return words, lengths
+
+
+def _bytes_order(arr: pa.Array) -> tuple[Order, np.ndarray | None] | None:
+    """The stable order of ``arr``'s (non-null) strings or binaries, byte-wise as Arrow and
+    pylance compare them, and for values of up to 7 bytes their packed keys (the bytes,
+    then the length in the low byte: equal keys, equal values); None: not sorted here."""
+    got = _byte_columns(arr)
+    if got is None:
+        return None
+    words, lengths = got
+    if int(lengths.max()) <= 7:
+        packed = words[0] | lengths.astype(np.uint64)
+        order = np.argsort(packed, kind="stable").astype(np.int64)
+        return order, packed[order]
+    order = np.argsort(words[0], kind="stable").astype(np.int64)
+    first = words[0][order]
+    tied = np.zeros(len(order), bool)
+    same = first[1:] == first[:-1]
+    tied[1:] |= same
+    tied[:-1] |= same
+    if tied.any():  # values sharing their first 8 bytes: ordered by the rest, stably
+        at = np.flatnonzero(tied)
+        group = np.cumsum(np.concatenate([[True], ~same]))[at]
+        rows = order[at]
+        keys = [lengths[rows], *[w[rows] for w in reversed(words[1:])], group]
+        order[at] = rows[np.lexsort(keys)]
+    return order, None
+
+
+def _sorted_valid(
+    values: pa.Array, sort: Callable[[pa.Array], tuple[Order, np.ndarray | None] | None]
+) -> tuple[Order, np.ndarray | None] | None:
+    """``sort`` applied to the non-null values, the nulls put first (their keys 0)."""
+    if not values.null_count:
+        return sort(values)
+    valid = values.is_valid().to_numpy(zero_copy_only=False)
+    rest = np.flatnonzero(valid)
+    got = sort(values.filter(pa.array(valid)))
+    if got is None:
+        return None
+    order, keys = got
+    full = np.concatenate([np.flatnonzero(~valid), rest[order]]).astype(np.int64)
+    if keys is None:
+        return full, None
+    return full, np.concatenate([np.zeros(len(full) - len(rest), keys.dtype), keys])
+
+
 def sort_order(values: pa.Array) -> tuple[Order, np.ndarray | None]:
-    """The positions that sort ``values`` (nulls first, stable) and, for numbers, the
-    sort keys in that order (None for other types)."""
+    """The positions that sort ``values`` (nulls first, stable) and, for numbers and short
+    strings, the sort keys in that order (equal keys: equal values; None otherwise)."""
     numbers = _numbers(values)
     if numbers is None:
-        order = pc.array_sort_indices(values, null_placement="at_start").to_numpy()
+        by_bytes = _sorted_valid(values, _bytes_order)
+        if by_bytes is not None:
+            return by_bytes
+        options = pc.SortOptions(sort_keys=[("", "ascending", "at_start")])
+        order = pc.sort_indices(values, options=options).to_numpy()
         return order.astype(np.int64, copy=False), None
     if values.null_count:
         valid = values.is_valid().to_numpy(zero_copy_only=False)

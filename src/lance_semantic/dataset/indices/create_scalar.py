@@ -1,14 +1,16 @@
-"""``Dataset.create_scalar_index`` for BTREE, BITMAP and LABEL_LIST, in pylance 14's
-formats (layer L5; docs/format/index-formats.md).
+"""``Dataset.create_scalar_index`` for BTREE, BITMAP, LABEL_LIST, ZONEMAP and BLOOMFILTER,
+in pylance 14's formats (layer L5; docs/format/index-formats.md).
 
 The build reads the key column once with the rows' addresses (deleted rows are not
 indexed, as in pylance), sorts the keys (scalar/key_order.py) and writes the index files
-(scalar/btree_write.py, scalar/bitmap_write.py) under ``_indices/<uuid>/``; one
-``CreateIndex`` transaction commits the entry (``/lance.table.BTreeIndexDetails`` /
-``BitmapIndexDetails`` with ``index_version`` 0, ``LabelListIndexDetails`` with 1, empty
-details, name ``<column>_idx``, every fragment of the version) and removes an index of the
-same name (``replace=True``, pylance's default). On any error nothing is committed and the
-files written are removed.
+(scalar/btree_write.py, bitmap_write.py, zonemap_write.py, bloom_write.py) under
+``_indices/<uuid>/``; one ``CreateIndex`` transaction commits the entry
+(``/lance.table.BTreeIndexDetails`` / ``BitmapIndexDetails`` with ``index_version`` 0,
+``LabelListIndexDetails`` with 1, all with empty details; ``ZoneMapIndexDetails`` 0 with
+pylance's details; ``/lance.index.pb.BloomFilterIndexDetails`` 0, empty; name
+``<column>_idx``, every fragment of the version) and removes an index of the same name
+(``replace=True``, pylance's default). On any error nothing is committed and the files
+written are removed.
 
 On a flagged table a column's data files may hold different layouts of one semantic type
 (utf8 / large_utf8 / dictionary, decimal128 / decimal256): the index's key column holds the
@@ -17,10 +19,10 @@ semantic type's default layout, whatever the field's recorded output encoding.
 As pylance 14: ``train=False`` commits an empty index (no rows, no fragments);
 ``fragment_ids`` is refused with pylance's ValueError (its distributed build goes through
 ``create_index_uncommitted``); an unknown type is its NotImplementedError, a column the
-type cannot hold its TypeError naming the column, a missing column its KeyError.
-ZONEMAP, BLOOMFILTER, INVERTED / FTS, NGRAM, RTREE and MINHASHLSH are
-``NotSupportedYetError``; so is an option pylance's scalar builds take that is not
-implemented here.
+type cannot hold its TypeError naming the column (a BLOOMFILTER: its ValueError); a
+missing column is ``ColumnNotFoundError`` (a KeyError, as pylance's). INVERTED / FTS,
+NGRAM, RTREE and MINHASHLSH are ``NotSupportedYetError``, as is a ZONEMAP on a nested type
+(pylance takes lists and structs) and an option this library does not implement.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...commit import commit
-from ...errors import NotSupportedYetError
+from ...errors import ColumnNotFoundError, NotSupportedYetError
 from ...manifest import (
     CreateIndex,
     IndexEntry,
@@ -47,7 +49,9 @@ from ...manifest import (
 )
 from ...read import ScanPlan, ScanRequest, plan_scan, run_scan
 from ...scalar.bitmap_write import write_bitmap
+from ...scalar.bloom_write import BLOOM_FILE, bloom_key_type_ok, write_bloomfilter
 from ...scalar.btree_write import write_btree
+from ...scalar.zonemap_write import ZONEMAP_DETAILS, ZONEMAP_FILE, write_zonemap
 from ...storage import UncommittedFiles
 from ...types.layouts import default_output_encoding
 from ..core import Snapshot
@@ -62,16 +66,20 @@ __all__ = [
     "scalar_key_type_ok",
 ]
 
-ScalarKind = Literal["BTREE", "BITMAP", "LABEL_LIST"]
+ScalarKind = Literal["BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "BLOOMFILTER"]
 
 #: index type -> (``index_details`` type_url, ``index_version``) as pylance 14 commits them
 SCALAR_WRITTEN: Final[dict[str, tuple[str, int]]] = {
     "BTREE": ("/lance.table.BTreeIndexDetails", 0),
     "BITMAP": ("/lance.table.BitmapIndexDetails", 0),
     "LABEL_LIST": ("/lance.table.LabelListIndexDetails", 1),
+    "ZONEMAP": ("/lance.table.ZoneMapIndexDetails", 0),
+    "BLOOMFILTER": ("/lance.index.pb.BloomFilterIndexDetails", 0),
 }
+#: index type -> its ``index_details`` value (empty for the others)
+_DETAILS: Final = {"ZONEMAP": ZONEMAP_DETAILS}
 #: pylance 14's other scalar types (refused here by name)
-_NOT_YET: Final = ("ZONEMAP", "BLOOMFILTER", "NGRAM", "RTREE", "MINHASHLSH")
+_NOT_YET: Final = ("NGRAM", "RTREE", "MINHASHLSH")
 #: the full-text index types (dataset/indices/create_inverted.py)
 _FULL_TEXT: Final = ("INVERTED", "FTS")
 _PYLANCE_TYPES: Final = (
@@ -135,7 +143,7 @@ def _key_column(
                 f"create_scalar_index: an index on the nested field {column}"
             )
     if column not in snap.schema.names:
-        raise KeyError(f"{column} not found in schema")
+        raise ColumnNotFoundError(column, tuple(snap.schema.names))
     field = next(f for f in snap.semantic_schema if f.path == column)
     encodings: dict[str, str] | None = None
     if snap.semantic_types:
@@ -157,6 +165,19 @@ def _key_column(
                 f"large_str, binary, large_binary, decimal, fixed-size-binary, or temporal, "
                 f"got {read_type.value_type}"
             )
+    elif kind == "BLOOMFILTER":
+        if not bloom_key_type_ok(read_type):
+            raise ValueError(
+                f"Invalid user input: Bloom filter index does not support data type: "
+                f"{read_type} (column {column}). Supported types: integers, float32, float64, "
+                "strings, binaries, dates, times, timestamps"
+            )
+    elif kind == "ZONEMAP" and not scalar_key_type_ok(read_type):
+        raise NotSupportedYetError(
+            f"create_scalar_index: a ZONEMAP index on column {column} of type {read_type} "
+            "(numbers, booleans, strings, binaries, decimals, fixed-size binaries and "
+            "temporal types only)"
+        )
     elif not scalar_key_type_ok(read_type):
         raise TypeError(
             f"BTREE/BITMAP index column {column} must be int, float, bool, str, large_str, "
@@ -344,7 +365,7 @@ def build_scalar_index(
         dataset_version=snap.version,
         fragment_ids=fragments,
         type_url=type_url,
-        details=b"",
+        details=_DETAILS.get(kind, b""),
         index_version=version,
         created_at_ms=int(time.time() * 1000),
         base_id=None,
@@ -364,6 +385,12 @@ def _write(
         files.add(f"{folder}/page_data.lance")
         files.add(f"{folder}/page_lookup.lance")
         return write_btree(store, folder, values, ids)
+    if kind == "BLOOMFILTER":
+        files.add(f"{folder}/{BLOOM_FILE}")
+        return write_bloomfilter(store, folder, values, ids)
+    if kind == "ZONEMAP":
+        files.add(f"{folder}/{ZONEMAP_FILE}")
+        return write_zonemap(store, folder, values, ids)
     files.add(f"{folder}/bitmap_page_lookup.lance")
     if kind == "BITMAP":
         return write_bitmap(store, folder, values, ids)

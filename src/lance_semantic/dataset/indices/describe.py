@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ...errors import NotSupportedYetError
 from ...manifest import IndexEntry, Manifest, index_entries
@@ -249,12 +248,19 @@ def _ivf_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
     return out
 
 
-def _key_text(scalar: pa.Scalar) -> str | None:
-    """A BTREE key as pylance prints it (Rust's ``Display``: floats positional and shortest,
-    ``3`` for 3.0; timestamps as their integer; dates ISO)."""
-    if not scalar.is_valid:
-        return None
+def _key_text(scalar: pa.Scalar) -> str:
+    """A BTREE key as pylance prints it (DataFusion's ``ScalarValue`` ``Display``: floats
+    positional and shortest, ``3`` for 3.0; timestamps, times and durations as their
+    integer; dates ISO; binaries as upper-case hex; decimals as ``Some(300),10,2``; a null
+    as ``NULL``, a null decimal as ``None,10,2``)."""
     t = scalar.type
+    if pa.types.is_decimal(t):
+        if not scalar.is_valid:
+            return f"None,{t.precision},{t.scale}"
+        unscaled = int(scalar.as_py().scaleb(t.scale))
+        return f"Some({unscaled}),{t.precision},{t.scale}"
+    if not scalar.is_valid:
+        return "NULL"
     if pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
         return str(scalar.cast(pa.int64()).as_py())
     value = scalar.as_py()
@@ -276,18 +282,35 @@ def _key_text(scalar: pa.Scalar) -> str | None:
         return str(value)
     if pa.types.is_date(t):
         return str(value)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return bytes(value).hex().upper()
     raise NotSupportedYetError(f"index_statistics: BTREE keys of type {t}")
 
 
 def _btree_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
+    """pylance's BTREE statistics: the first page's ``min`` and the last page's ``max``
+    (``NULL`` when the first page holds nulls); nothing for an empty index."""
     lookup = open_reader(
         store, f"{INDEX_DIR}/{entry.uuid}/page_lookup.lance", ["min", "max"], what="index file"
     )
     table = lookup.read_all().to_table()
+    if not table.num_rows:
+        return {}
     return {
-        "min": _key_text(pc.min(table.column("min"))),
-        "max": _key_text(pc.max(table.column("max"))),
+        "min": _key_text(table.column("min")[0]),
+        "max": _key_text(table.column("max")[table.num_rows - 1]),
         "num_pages": table.num_rows,
+    }
+
+
+def _zonemap_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
+    reader = open_reader(store, f"{INDEX_DIR}/{entry.uuid}/zonemap.lance", what="index file")
+    if not reader.num_rows():
+        return {}
+    meta = reader.metadata().schema.metadata or {}
+    return {
+        "num_zones": int(reader.num_rows()),
+        "rows_per_zone": int(meta.get(b"rows_per_zone", b"8192")),
     }
 
 
@@ -302,6 +325,19 @@ def _bitmap_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
     return {"num_bitmaps": int(reader.num_rows())}
 
 
+def _bloom_segment(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
+    reader = open_reader(store, f"{INDEX_DIR}/{entry.uuid}/bloomfilter.lance", what="index file")
+    if not reader.num_rows():
+        return {}
+    meta = reader.metadata().schema.metadata or {}
+    return {
+        "type": "BloomFilter",
+        "num_blocks": int(reader.num_rows()),
+        "number_of_items": int(meta.get(b"bloomfilter_item", b"8192")),
+        "probability": float(meta.get(b"bloomfilter_probability", b"0.00057")),
+    }
+
+
 def _segment_statistics(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]:
     kind = entry.index_type
     if entry.type_url.endswith("VectorIndexDetails"):
@@ -310,9 +346,13 @@ def _segment_statistics(store: ObjectStore, entry: IndexEntry) -> dict[str, Any]
         return _btree_segment(store, entry)
     if kind in ("Bitmap", "LabelList"):
         return _bitmap_segment(store, entry)
+    if kind == "ZoneMap":
+        return _zonemap_segment(store, entry)
+    if kind == "BloomFilter":
+        return _bloom_segment(store, entry)
     raise NotSupportedYetError(
-        f"index_statistics: index {entry.name!r} of type {kind} (vector IVF, BTREE, BITMAP "
-        "and LABEL_LIST statistics are read here)"
+        f"index_statistics: index {entry.name!r} of type {kind} (vector IVF, BTREE, BITMAP, "
+        "LABEL_LIST, ZONEMAP and BLOOMFILTER statistics are read here)"
     )
 
 
