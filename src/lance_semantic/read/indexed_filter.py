@@ -18,6 +18,7 @@ index section).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -46,6 +47,9 @@ __all__ = ["SELECTIVE", "ScalarChoice", "indexed_batches", "scalar_choice"]
 SELECTIVE = 0.02
 #: selected rows taken per read
 _TAKE_ROWS = 1 << 16
+#: a selection of at most this many rows (every fragment covered) is taken in the calling
+#: thread: handing a take of a few rows to the pool costs more than it saves
+_INLINE_ROWS = int(os.environ.get("LS_INLINE", "64"))
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,10 @@ def scalar_choice(
     physical = {f.id: f.physical_rows for f in fragments}
     names = [n for n in predicate.columns if n in plan.read_schema.names]
     schema = pa.schema([plan.read_schema.field(n) for n in names])
-    expr = SqlExpression(predicate.expr, is_filter=True).parsed(schema)
+    sql = SqlExpression(predicate.expr, is_filter=True)
+    expr = sql.simple(schema)  # (a simple filter never goes through DataFusion)
+    if expr is None:
+        expr = sql.parsed(schema)
     if selective is None:
         selective = SELECTIVE
     # (a BTREE comparison whose pages hold more rows than could be used is not looked up)
@@ -179,7 +186,11 @@ def indexed_batches(
             yield lambda run=run: (False, scan(run))  # type: ignore[misc]
 
     pending: list[pa.RecordBatch] = []  # rows taken, the filter not yet evaluated
-    for to_filter, batches in ordered(tasks(), ahead=WORKERS):  # takes run in parallel
+    if choice.selected <= _INLINE_ROWS and len(rows) == len(fragments):
+        results: Iterable[tuple[bool, Iterable[pa.RecordBatch]]] = (t() for t in tasks())
+    else:
+        results = ordered(tasks(), ahead=WORKERS)  # takes run in parallel
+    for to_filter, batches in results:
         if to_filter:
             pending.extend(b for b in batches if b.num_rows)
             continue

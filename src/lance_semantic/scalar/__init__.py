@@ -1,7 +1,8 @@
 """pylance's scalar indices (BTREE, BITMAP, LABEL_LIST), read and used by filters (layer L3).
 
 Below ``read/`` and ``dataset/``: it imports errors, types, schema, codecs, manifest and
-storage, never a layer above. :func:`open_scalar_index` opens the index of a manifest entry
+storage, and the query engine's parsed filters (``query.simple_filters``), never a layer
+above. :func:`open_scalar_index` opens the index of a manifest entry
 (kept per index: lookups read once, pages and bitmaps on demand); :func:`select_rows` turns
 a parsed filter into the rows the indices select (:class:`RowSelection` per fragment).
 """
