@@ -36,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,15 +136,24 @@ def _query_round(
     return out
 
 
-def run_queries(uri: str, flagged: str, rows: int, repeat: int) -> None:
+def run_queries(
+    uri: str,
+    flagged: str,
+    rows: int,
+    repeat: int,
+    kinds: Sequence[str] = QUERY_KINDS,
+    tables: Sequence[str] = ("legacy", "flagged"),
+) -> None:
     """Every query kind, warm and cold, on the legacy table and its flagged twin: medians
     in ms and the ratios ours / pylance (``wide``: also ours / our unindexed scan)."""
     print(
         f"{'query':6} {'table':7} {'mode':4} {'pylance':>8} {'ours':>8} {'ratio':>6} "
         f"{'scan':>8} {'vs scan':>7}"
     )
-    for kind in QUERY_KINDS:
+    for kind in kinds:
         for table, ours_uri in (("legacy", uri), ("flagged", flagged)):
+            if table not in tables:
+                continue
             uris = {"ours": ours_uri, "pylance": uri}
             for mode in ("warm", "cold"):
                 rng = np.random.default_rng(hash((kind, mode, table)) % 2**32)
@@ -167,14 +177,26 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--kinds", default=",".join(QUERY_KINDS), help="query kinds to time")
+    parser.add_argument("--tables", default="legacy,flagged", help="legacy, flagged or both")
+    parser.add_argument("--uri", help="an existing table written by this script (kept)")
     opts = parser.parse_args()
+    kinds, tables = opts.kinds.split(","), opts.tables.split(",")
+    if opts.uri:  # (the flagged twin is made next to it once)
+        flagged = opts.uri.rstrip("/") + ".flagged"
+        if not os.path.exists(opts.uri):
+            _write(opts.uri, opts.rows)
+        if not os.path.exists(flagged):
+            _flagged_twin(opts.uri, flagged)
+        run_queries(opts.uri, flagged, opts.rows, opts.repeat, kinds, tables)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         uri = str(Path(tmp) / "t.lance")
         _write(uri, opts.rows)
         flagged = str(Path(tmp) / "flagged.lance")
         _flagged_twin(uri, flagged)
         print(f"rows={opts.rows} repeat={opts.repeat} pylance={lance.__version__}")
-        run_queries(uri, flagged, opts.rows, opts.repeat)
+        run_queries(uri, flagged, opts.rows, opts.repeat, kinds, tables)
 
 
 if __name__ == "__main__":

@@ -278,12 +278,12 @@ class _Parser:
             tok = self._take()
         if tok == ("kw", "IN"):
             self._expect("op", "(")
-            values = [self._literal(t)]
+            values = [self._value(t)]
             while self._peek() == ("op", ","):
                 self.at += 1
-                values.append(self._literal(t))
+                values.append(self._value(t))
             self._expect("op", ")")
-            return InValues(name, tuple(values), negated)
+            return InValues(name, tuple(pa.array(values, t)), negated)
         if tok == ("kw", "BETWEEN"):
             low = self._literal(t)
             self._expect("kw", "AND")
@@ -309,6 +309,10 @@ class _Parser:
 
     def _literal(self, t: pa.DataType) -> pa.Scalar:
         """The next literal as a scalar of column type ``t`` (its value unchanged)."""
+        return pa.scalar(self._value(t), t)
+
+    def _value(self, t: pa.DataType) -> int | str:
+        """The next literal's value, one that column type ``t`` holds unchanged."""
         kind, text = self._take()
         negative = (kind, text) == ("op", "-")
         if negative:
@@ -317,9 +321,9 @@ class _Parser:
             value = -int(text) if negative else int(text)
             if not int_fits(_INT64, value) or not int_fits(t, value):
                 raise _NotSimple
-            return pa.scalar(value, t)
+            return value
         if kind == "string" and not negative and not pa.types.is_integer(t):
-            return pa.scalar(text[1:-1].replace("''", "'"), t)
+            return text[1:-1].replace("''", "'")
         raise _NotSimple
 
 
