@@ -157,8 +157,10 @@ class BTreeIndex:
     def lookup(self) -> pa.Table:
         """The page lookup (read once)."""
         if self._lookup is None:
-            meta = self._lookup_file.schema_metadata()
             table = self._lookup_file.read_all()
+            meta = table.schema.metadata  # (as the file's: one call less than metadata())
+            if meta is None or b"batch_size" not in meta:
+                meta = self._lookup_file.schema_metadata()
             try:
                 self._page_rows = int(meta.get(b"batch_size", b"4096"))
                 table.column("min"), table.column("max"), table.column("null_count")
