@@ -21,7 +21,7 @@ import pytest
 
 import lance_semantic as ls
 from lance_semantic.errors import InvalidExpressionError
-from lance_semantic.read import indexed_filter
+from lance_semantic.scalar import indices
 
 pytestmark = pytest.mark.interop
 
@@ -141,14 +141,14 @@ def test_a_replaced_index_covers_the_new_fragments(twins: tuple[str, str]) -> No
 def test_entries_are_decoded_once_per_section(twins: tuple[str, str]) -> None:
     _, ours_uri = twins
     ours = ls.dataset(ours_uri)
-    indexed_filter._ENTRIES.clear()
+    indices._ENTRIES.clear()
     ours.to_table(filter="k = 3")
     ls.dataset(ours_uri).to_table(filter="k = 4")  # (another handle, the same section)
-    assert len(indexed_filter._ENTRIES) == 1
+    assert len(indices._ENTRIES) == 1
     lance.dataset(ours_uri).create_scalar_index("cat", "BITMAP")
     ours.checkout_latest()
     ours.to_table(filter="k = 3")
-    assert len(indexed_filter._ENTRIES) == 2
+    assert len(indices._ENTRIES) == 2
 
 
 def test_a_parsed_filter_is_kept_per_schema(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ index section).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -27,9 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 
-from ..manifest import Fragment, IndexEntry, index_entries
+from ..manifest import Fragment
 from ..query import Predicate, SqlExpression
-from ..scalar import RowSelection, open_scalar_index, select_rows
+from ..scalar import RowSelection, open_scalar_index, select_rows, single_field_entries
 from ..scalar.planner import ScalarIndex
 from ..schema import TableSchema
 from ..storage import ObjectStore
@@ -120,7 +119,7 @@ def _indices_of(
     store: ObjectStore, table: TableSchema, columns: Sequence[str], section: bytes
 ) -> dict[str, list[ScalarIndex]]:
     """The readable scalar indices of the top-level ``columns``, by column name."""
-    by_field = _single_field_entries(section)
+    by_field = single_field_entries(section)
     out: dict[str, list[ScalarIndex]] = {}
     for name in columns:
         if name not in table.names:
@@ -129,31 +128,6 @@ def _indices_of(
             reader = open_scalar_index(store, entry)
             if reader is not None:
                 out.setdefault(name, []).append(reader)
-    return out
-
-
-#: the index entries of one field of the index sections seen last, by section (its bytes:
-#: a new index, a remap or a drop writes another section), bounded
-_ENTRIES: dict[bytes, dict[int, tuple[IndexEntry, ...]]] = {}
-_ENTRIES_KEPT = 64
-_ENTRIES_LOCK = threading.Lock()
-
-
-def _single_field_entries(section: bytes) -> dict[int, tuple[IndexEntry, ...]]:
-    """The entries of ``section`` that index one field, by field id, in section order
-    (decoded once per section: decoding cost about 0.1 ms per entry and query)."""
-    found = _ENTRIES.get(section)
-    if found is not None:
-        return found
-    made: dict[int, list[IndexEntry]] = {}
-    for entry in index_entries(section):
-        if len(entry.fields) == 1:
-            made.setdefault(entry.fields[0], []).append(entry)
-    out = {f: tuple(entries) for f, entries in made.items()}
-    with _ENTRIES_LOCK:
-        if len(_ENTRIES) >= _ENTRIES_KEPT:
-            del _ENTRIES[next(iter(_ENTRIES))]
-        _ENTRIES[section] = out
     return out
 
 
