@@ -6,8 +6,9 @@ answer when it is selective: at most :data:`SELECTIVE` of the covered fragments'
 (above that, taking the rows one by one costs more than scanning the filter's columns).
 :func:`indexed_batches` then reads, fragment by fragment in table order, only the selected
 rows of a covered fragment (a take of their physical offsets, deleted rows dropped first)
-and scans the others as before; the whole filter is evaluated again on the rows taken, so
-the rows and their order are those of an unindexed scan. A count (no columns, no row
+and scans the others as before; the whole filter is evaluated again on the rows taken
+(unless the selection is *complete*), so the rows and their order are those of an
+unindexed scan. A count (no columns, no row
 addresses) over a *complete* selection (every part of the filter answered exactly) reads no
 rows at all.
 
@@ -236,7 +237,8 @@ def _filtered(
     if complete:
         for b in batches:
             for start in range(0, b.num_rows, batch_size):
-                yield b.slice(start, batch_size)
+                got = b.slice(start, batch_size)
+                yield empty_rows(got.num_rows) if rows_only else got
         return
     names = [n for n in predicate.columns if n in batches[0].schema.names]
     try:

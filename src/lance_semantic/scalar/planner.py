@@ -11,9 +11,14 @@ types of the columns they meet) and answers what it can from the indices of its 
 - ``NOT``, ``<>``, ``NOT IN``, ``NOT BETWEEN``: the complement of an *exact* inner
   selection (a superset: the rows where the inner predicate is null come back).
 
-The caller always evaluates the whole filter again on the selected rows, so a scan through
-the indices returns what an unindexed scan returns. ``complete``: the selection is exactly
-the filter's rows (every part answered exactly), so counting needs no rows.
+The caller evaluates the whole filter again on the selected rows, so a scan through the
+indices returns what an unindexed scan returns, unless the selection is ``complete``:
+exactly the filter's rows (every part answered exactly), so counting needs no rows and
+the rows taken need no evaluation.
+
+A filter of the simple shape (``query.simple_filters``: comparisons, ``IN``, ``BETWEEN``,
+``IS NULL`` with ``AND`` / ``OR`` / ``NOT``) arrives as that small tree instead of a
+DataFusion ``Expr``, and is walked the same way.
 """
 
 from __future__ import annotations
