@@ -161,3 +161,24 @@ def test_a_parsed_filter_is_kept_per_schema(tmp_path: Path) -> None:
         texts.count_rows("k = 5")
     assert texts.count_rows("k = '5'") == 1
     assert ints.count_rows("k = 5") == 1
+
+
+def test_a_kept_plan_follows_the_table_schema(tmp_path: Path) -> None:
+    """Plans of filtered reads are kept per table schema: another filter over the same
+    columns reuses one, and a schema change (rename, drop, new column) plans again."""
+    ds = ls.write_dataset(
+        pa.table({"k": pa.array([1, 2, 3], pa.int64()), "v": ["a", "b", "c"]}),
+        str(tmp_path / "t.lance"),
+    )
+    assert ds.to_table(filter="k = 1")["v"].to_pylist() == ["a"]
+    assert ds.to_table(filter="k IN (2, 3)")["v"].to_pylist() == ["b", "c"]
+    assert ds.count_rows("k > 1") == 2 and ds.count_rows("k > 2") == 1
+    ds.alter_columns({"path": "v", "name": "w"})
+    got = ds.to_table(filter="k = 3")
+    assert got.column_names == ["k", "w"] and got["w"].to_pylist() == ["c"]
+    ds.add_columns({"z": "k * 10"})
+    assert ds.to_table(filter="k = 2").to_pylist() == [{"k": 2, "w": "b", "z": 20}]
+    ds.drop_columns(["w"])
+    assert ds.to_table(filter="k = 2").column_names == ["k", "z"]
+    with pytest.raises(InvalidExpressionError, match="No field named w"):
+        ds.to_table(filter="w = 'a'")
