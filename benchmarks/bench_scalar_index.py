@@ -23,7 +23,9 @@ its index caches cleared: *cold*; the open is not timed):
 (``cat`` is a 100-value string column under a BITMAP.)
 
 Each round's results are checked equal (rows sorted by ``id``). Medians in ms of
-``--repeat`` rounds (after one warm-up round), ratios ours / pylance; ``vs scan``: ours
+``--repeat`` rounds (after one warm-up round), ratios ours / pylance (``ratio``: of the
+medians; ``paired``: the median of each round's ratio, the two runs of a round being
+back to back, which a machine shared with other work disturbs less); ``vs scan``: ours
 through the index / ours scanning without it (a few warm rounds).
 """
 
@@ -148,7 +150,7 @@ def run_queries(
     in ms and the ratios ours / pylance (``wide``: also ours / our unindexed scan)."""
     print(
         f"{'query':6} {'table':7} {'mode':4} {'pylance':>8} {'ours':>8} {'ratio':>6} "
-        f"{'scan':>8} {'vs scan':>7}"
+        f"{'paired':>6} {'scan':>8} {'vs scan':>7}"
     )
     for kind in kinds:
         for table, ours_uri in (("legacy", uri), ("flagged", flagged)):
@@ -159,16 +161,20 @@ def run_queries(
                 rng = np.random.default_rng(hash((kind, mode, table)) % 2**32)
                 handles = {"ours": ls.dataset(ours_uri), "pylance": lance.dataset(uri)}
                 got: dict[str, list[float]] = {"pylance": [], "ours": [], "scan": []}
+                paired: list[float] = []  # (ours / pylance within each round)
                 for r in range(repeat + 1):
                     f = _filter(kind, rng, rows)
-                    for who, (ms, _) in _query_round(kind, mode, f, r, handles, uris).items():
-                        if r:  # (round 0 warms up)
+                    timed = _query_round(kind, mode, f, r, handles, uris)
+                    if r:  # (round 0 warms up)
+                        for who, (ms, _) in timed.items():
                             got[who].append(ms)
+                        paired.append(timed["ours"][0] / timed["pylance"][0])
                 med = {w: statistics.median(v) if v else float("nan") for w, v in got.items()}
                 vs_scan = med["ours"] / med["scan"] if got["scan"] else float("nan")
                 print(
                     f"{kind:6} {table:7} {mode:4} {med['pylance']:8.2f} {med['ours']:8.2f} "
-                    f"{med['ours'] / med['pylance']:6.2f} {med['scan']:8.2f} {vs_scan:7.2f}",
+                    f"{med['ours'] / med['pylance']:6.2f} {statistics.median(paired):6.2f} "
+                    f"{med['scan']:8.2f} {vs_scan:7.2f}",
                     flush=True,
                 )
 
