@@ -7,8 +7,12 @@ Data (deterministic, seed 31): ``--rows`` rows (default 1,000,000) in 4 fragment
 ``id`` (int64), ``k`` (int64, a random permutation of ``0..rows``: unique keys), ``x``
 (float64) and ``s`` (string, 16 chars), written by pylance; pylance builds a BTREE on ``k``.
 
+A flagged twin (the same files and indices, upgraded by ``ls.upgrade``) is timed against
+pylance on the legacy table (pylance cannot open a flagged table).
+
 What is timed (``to_table`` of every column, a new key every round, on a handle opened once:
-*warm*; on a new handle with the index caches cleared: *cold*, ours only clears ours):
+*warm*; on a handle opened fresh, ``lance.dataset(uri)`` / ``ls.dataset(uri)``, ours with
+its index caches cleared: *cold*; the open is not timed):
 
 ``point``  ``k = v``
 ``in100``  ``k IN (100 values)``
@@ -18,7 +22,11 @@ What is timed (``to_table`` of every column, a new key every round, on a handle 
 
 (``cat`` is a 100-value string column under a BITMAP.)
 
-Each round's three results are checked equal (rows sorted by ``id``). Medians in ms.
+Each round's results are checked equal (rows sorted by ``id``). Medians in ms of
+``--repeat`` rounds (after one warm-up round), ratios ours / pylance (``ratio``: of the
+medians; ``paired``: the median of each round's ratio, the two runs of a round being
+back to back, which a machine shared with other work disturbs less); ``vs scan``: ours
+through the index / ours scanning without it (a few warm rounds).
 
 Builds (``--part builds``; ``--part both``, the default, runs both): ``create_scalar_index``
 through pylance and through lance-semantic on two copies of one table (``--rows`` rows in 4
@@ -38,10 +46,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -175,53 +185,109 @@ def builds(rows: int, repeat: int) -> None:
             )
 
 
+# ---- queries through the indices (issue 31 item 5) ---------------------------------------
+QUERY_KINDS = ("point", "in100", "range", "count", "wide")
+
+
+def _flagged_twin(uri: str, flagged: str) -> None:
+    """A flagged copy of the legacy table ``uri`` (same files and indices, upgraded by one
+    metadata-only commit): pylance cannot open it, so its peer is the legacy twin."""
+    shutil.copytree(uri, flagged)
+    ls.upgrade(flagged)
+
+
+def _query_round(
+    kind: str, mode: str, f: str, r: int, handles: dict[str, Any], uris: dict[str, str]
+) -> dict[str, tuple[float, Any]]:
+    """One round of one query: pylance (on the legacy table) and ours (on ``uris["ours"]``),
+    in alternating order; ``cold``: both on handles opened fresh (ours with its index
+    caches cleared); the unindexed scan of ours on a few warm rounds."""
+    if mode == "cold":
+        clear_kept_indices()
+        handles["ours"] = ls.dataset(uris["ours"])
+        handles["pylance"] = lance.dataset(uris["pylance"])
+    out: dict[str, tuple[float, Any]] = {}
+    for who in ["pylance", "ours"] if r % 2 else ["ours", "pylance"]:
+        out[who] = _time(_call, ds=handles[who], kind=kind, f=f)
+    if mode == "warm" and r < 4:
+        out["scan"] = _time(_call, ds=handles["ours"], kind=kind, f=f, scan=True)
+    for who, (_, got) in out.items():
+        if not _same(got, out["pylance"][1]):
+            raise SystemExit(f"{who} differs from pylance on {f[:60]}")
+    return out
+
+
+def run_queries(
+    uri: str,
+    flagged: str,
+    rows: int,
+    repeat: int,
+    kinds: Sequence[str] = QUERY_KINDS,
+    tables: Sequence[str] = ("legacy", "flagged"),
+) -> None:
+    """Every query kind, warm and cold, on the legacy table and its flagged twin: medians
+    in ms and the ratios ours / pylance (``wide``: also ours / our unindexed scan)."""
+    print(
+        f"{'query':6} {'table':7} {'mode':4} {'pylance':>8} {'ours':>8} {'ratio':>6} "
+        f"{'paired':>6} {'scan':>8} {'vs scan':>7}"
+    )
+    for kind in kinds:
+        for table, ours_uri in (("legacy", uri), ("flagged", flagged)):
+            if table not in tables:
+                continue
+            uris = {"ours": ours_uri, "pylance": uri}
+            for mode in ("warm", "cold"):
+                rng = np.random.default_rng(hash((kind, mode, table)) % 2**32)
+                handles = {"ours": ls.dataset(ours_uri), "pylance": lance.dataset(uri)}
+                got: dict[str, list[float]] = {"pylance": [], "ours": [], "scan": []}
+                paired: list[float] = []  # (ours / pylance within each round)
+                for r in range(repeat + 1):
+                    f = _filter(kind, rng, rows)
+                    timed = _query_round(kind, mode, f, r, handles, uris)
+                    if r:  # (round 0 warms up)
+                        for who, (ms, _) in timed.items():
+                            got[who].append(ms)
+                        paired.append(timed["ours"][0] / timed["pylance"][0])
+                med = {w: statistics.median(v) if v else float("nan") for w, v in got.items()}
+                vs_scan = med["ours"] / med["scan"] if got["scan"] else float("nan")
+                print(
+                    f"{kind:6} {table:7} {mode:4} {med['pylance']:8.2f} {med['ours']:8.2f} "
+                    f"{med['ours'] / med['pylance']:6.2f} {statistics.median(paired):6.2f} "
+                    f"{med['scan']:8.2f} {vs_scan:7.2f}",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--build-repeat", type=int, default=3)
     parser.add_argument("--part", choices=("filters", "builds", "both"), default="both")
+    parser.add_argument("--kinds", default=",".join(QUERY_KINDS), help="query kinds to time")
+    parser.add_argument("--tables", default="legacy,flagged", help="legacy, flagged or both")
+    parser.add_argument("--uri", help="an existing table written by this script (kept)")
     opts = parser.parse_args()
     if opts.part in ("builds", "both"):
         builds(opts.rows, opts.build_repeat)
     if opts.part == "builds":
         return
+    kinds, tables = opts.kinds.split(","), opts.tables.split(",")
+    if opts.uri:  # (the flagged twin is made next to it once)
+        flagged = opts.uri.rstrip("/") + ".flagged"
+        if not os.path.exists(opts.uri):
+            _write(opts.uri, opts.rows)
+        if not os.path.exists(flagged):
+            _flagged_twin(opts.uri, flagged)
+        run_queries(opts.uri, flagged, opts.rows, opts.repeat, kinds, tables)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         uri = str(Path(tmp) / "t.lance")
         _write(uri, opts.rows)
-        theirs_ds, ours_ds = lance.dataset(uri), ls.dataset(uri)
+        flagged = str(Path(tmp) / "flagged.lance")
+        _flagged_twin(uri, flagged)
         print(f"rows={opts.rows} repeat={opts.repeat} pylance={lance.__version__}")
-        print(f"{'query':8} {'mode':5} {'pylance':>9} {'ours':>9} {'ratio':>6} {'scan':>9}")
-        for kind in ("point", "in100", "range", "count", "wide"):
-            for mode in ("warm", "cold"):
-                rng = np.random.default_rng(hash((kind, mode)) % 2**32)
-                got: dict[str, list[float]] = {"pylance": [], "ours": [], "scan": []}
-                for r in range(opts.repeat + 1):
-                    f = _filter(kind, rng, opts.rows)
-                    if mode == "cold":
-                        clear_kept_indices()
-                        ours_ds, theirs_ds = ls.dataset(uri), lance.dataset(uri)
-                    order = ["pylance", "ours"] if r % 2 else ["ours", "pylance"]
-                    results = {}
-                    for who in order:
-                        if who == "pylance":
-                            ms, results[who] = _time(_call, ds=theirs_ds, kind=kind, f=f)
-                        else:
-                            ms, results[who] = _time(_call, ds=ours_ds, kind=kind, f=f)
-                        if r:
-                            got[who].append(ms)
-                    if mode == "warm" and r < 4:  # the unindexed scan: a few rounds
-                        ms, results["scan"] = _time(_call, ds=ours_ds, kind=kind, f=f, scan=True)
-                        if r:
-                            got["scan"].append(ms)
-                    for who, t in results.items():
-                        if not _same(t, results["pylance"]):
-                            raise SystemExit(f"{who} differs from pylance on {f[:60]}")
-                med = {w: statistics.median(v) if v else float("nan") for w, v in got.items()}
-                print(
-                    f"{kind:8} {mode:5} {med['pylance']:9.2f} {med['ours']:9.2f} "
-                    f"{med['ours'] / med['pylance']:6.2f} {med['scan']:9.2f}"
-                )
+        run_queries(uri, flagged, opts.rows, opts.repeat, kinds, tables)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,21 @@ ALLOWED: dict[str, set[str]] = {
     "storage": {"errors", "_typing", "types", "schema", "codecs"},
     # vector search (metrics, flat search, IVF index files): below read and dataset
     "vector": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
-    # scalar indices (BTREE, BITMAP, LABEL_LIST reads, the filter selection planner)
-    "scalar": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
+    # scalar indices (BTREE, BITMAP, LABEL_LIST reads, the filter selection planner, which
+    # walks the query engine's parsed filters)
+    "scalar": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage", "query"},
     # full-text search (INVERTED index reads, the analyzer): beside vector, above scalar
     # (whose index file reader it shares)
-    "fts": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage", "scalar"},
+    "fts": {
+        "errors",
+        "_typing",
+        "types",
+        "schema",
+        "codecs",
+        "manifest",
+        "storage",
+        "scalar",
+    },
     "write": {"errors", "_typing", "types", "schema", "codecs", "manifest", "storage"},
     "read": {
         "errors",

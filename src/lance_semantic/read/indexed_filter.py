@@ -6,8 +6,9 @@ answer when it is selective: at most :data:`SELECTIVE` of the covered fragments'
 (above that, taking the rows one by one costs more than scanning the filter's columns).
 :func:`indexed_batches` then reads, fragment by fragment in table order, only the selected
 rows of a covered fragment (a take of their physical offsets, deleted rows dropped first)
-and scans the others as before; the whole filter is evaluated again on the rows taken, so
-the rows and their order are those of an unindexed scan. A count (no columns, no row
+and scans the others as before; the whole filter is evaluated again on the rows taken
+(unless the selection is *complete*), so the rows and their order are those of an
+unindexed scan. A count (no columns, no row
 addresses) over a *complete* selection (every part of the filter answered exactly) reads no
 rows at all.
 
@@ -24,10 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyroaring import BitMap
 
-from ..manifest import Fragment, index_entries
+from ..manifest import Fragment
 from ..query import Predicate, SqlExpression
-from ..scalar import RowSelection, open_scalar_index, select_rows
+from ..scalar import RowSelection, open_scalar_index, select_rows, single_field_entries
 from ..scalar.planner import ScalarIndex
 from ..schema import TableSchema
 from ..storage import ObjectStore
@@ -46,6 +48,9 @@ __all__ = ["SELECTIVE", "ScalarChoice", "indexed_batches", "scalar_choice"]
 SELECTIVE = 0.02
 #: selected rows taken per read
 _TAKE_ROWS = 1 << 16
+#: a selection of at most this many rows (every fragment covered) is taken in the calling
+#: thread: handing a take of a few rows to the pool costs more than it saves
+_INLINE_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,10 @@ def scalar_choice(
     physical = {f.id: f.physical_rows for f in fragments}
     names = [n for n in predicate.columns if n in plan.read_schema.names]
     schema = pa.schema([plan.read_schema.field(n) for n in names])
-    expr = SqlExpression(predicate.expr, is_filter=True).parsed(schema)
+    sql = SqlExpression(predicate.expr, is_filter=True)
+    expr = sql.simple(schema)  # (a simple filter never goes through DataFusion)
+    if expr is None:
+        expr = sql.parsed(schema)
     if selective is None:
         selective = SELECTIVE
     # (a BTREE comparison whose pages hold more rows than could be used is not looked up)
@@ -112,17 +120,15 @@ def _indices_of(
     store: ObjectStore, table: TableSchema, columns: Sequence[str], section: bytes
 ) -> dict[str, list[ScalarIndex]]:
     """The readable scalar indices of the top-level ``columns``, by column name."""
-    ids = {}
-    for name in columns:
-        if name in table.names:
-            ids[table.field(name).id] = name
+    by_field = single_field_entries(section)
     out: dict[str, list[ScalarIndex]] = {}
-    for entry in index_entries(section):
-        if len(entry.fields) != 1 or entry.fields[0] not in ids:
+    for name in columns:
+        if name not in table.names:
             continue
-        reader = open_scalar_index(store, entry)
-        if reader is not None:
-            out.setdefault(ids[entry.fields[0]], []).append(reader)
+        for entry in by_field.get(table.field(name).id, ()):
+            reader = open_scalar_index(store, entry)
+            if reader is not None:
+                out.setdefault(name, []).append(reader)
     return out
 
 
@@ -149,6 +155,11 @@ def indexed_batches(
         """The selected live rows of covered fragment ``frag`` (True: the filter is still
         to be evaluated on them)."""
         reader = shape.reader(frag)
+        if counted:
+            got = _count(choice.selection.rows[frag.id], frag, reader.deleted())
+            if got is not None:
+                sizes = [min(batch_size, got - at) for at in range(0, got, batch_size)]
+                return False, [empty_rows(n) for n in sizes]
         offsets = choice.selection.offsets(frag.id)
         offsets = offsets[offsets < frag.physical_rows]
         deleted = reader.deleted()
@@ -179,24 +190,56 @@ def indexed_batches(
             yield lambda run=run: (False, scan(run))  # type: ignore[misc]
 
     pending: list[pa.RecordBatch] = []  # rows taken, the filter not yet evaluated
-    for to_filter, batches in ordered(tasks(), ahead=WORKERS):  # takes run in parallel
+    covered = [f for f in fragments if f.id in rows]
+    small = choice.selected <= _INLINE_ROWS
+    if len(covered) == len(fragments) and (
+        small or (counted and all(f.deletion_file is None for f in covered))
+    ):  # (a count without deletion files reads nothing)
+        results: Iterable[tuple[bool, Iterable[pa.RecordBatch]]] = (t() for t in tasks())
+    else:
+        results = ordered(tasks(), ahead=WORKERS)  # takes run in parallel
+    for to_filter, batches in results:
         if to_filter:
             pending.extend(b for b in batches if b.num_rows)
             continue
         if pending:
-            yield from _filtered(pending, predicate, batch_size, rows_only)
+            yield from _filtered(pending, predicate, batch_size, rows_only, choice.complete)
             pending = []
         yield from batches
     if pending:
-        yield from _filtered(pending, predicate, batch_size, rows_only)
+        yield from _filtered(pending, predicate, batch_size, rows_only, choice.complete)
+
+
+def _count(rows: BitMap, frag: Fragment, deleted: np.ndarray | None) -> int | None:
+    """How many of a fragment's selected ``rows`` are live, when no row of the fragment
+    is deleted (None: there are deleted rows, counted from the offsets)."""
+    if deleted is not None and len(deleted):
+        return None
+    if not rows:
+        return 0
+    if rows.max() < frag.physical_rows:
+        return len(rows)
+    return int(rows.rank(frag.physical_rows - 1))
 
 
 def _filtered(
-    batches: list[pa.RecordBatch], predicate: Predicate, batch_size: int, rows_only: bool
+    batches: list[pa.RecordBatch],
+    predicate: Predicate,
+    batch_size: int,
+    rows_only: bool,
+    complete: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``batches`` (taken from consecutive fragments) that match ``predicate``,
     evaluated once over all of them (one evaluation costs about the same for few rows as
-    for many), in batches of at most ``batch_size`` rows."""
+    for many), in batches of at most ``batch_size`` rows. ``complete``: the rows were
+    selected by indices that answered every part of the filter exactly, so they all match
+    (deleted rows were dropped before the take): not evaluated again."""
+    if complete:
+        for b in batches:
+            for start in range(0, b.num_rows, batch_size):
+                got = b.slice(start, batch_size)
+                yield empty_rows(got.num_rows) if rows_only else got
+        return
     names = [n for n in predicate.columns if n in batches[0].schema.names]
     try:
         keys = pa.concat_batches([b.select(names) for b in batches])

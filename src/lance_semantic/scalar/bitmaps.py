@@ -29,6 +29,9 @@ from .rowsets import RowSelection, key_value, whole_fragment
 
 __all__ = ["BitmapIndex", "LabelListIndex", "decode_row_id_tree_map"]
 
+#: a BITMAP of at most this many keys looks its values up in a dict of its keys
+_KEYS_BY_VALUE = 100_000
+
 #: a decoded RowIdTreeMap: fragment id -> offsets (None: every row of the fragment)
 TreeMap = dict[int, BitMap | None]
 
@@ -85,6 +88,7 @@ class BitmapIndex:
         self._bitmaps = IndexFile(store, rel, ["bitmaps"])
         self._keys: pa.Array | None = None
         self._decoded: dict[int, TreeMap] = {}
+        self._rows_by_key: dict[object, int] | bool | None = None
         self._lock = threading.Lock()
         #: bitmaps read so far (what tests and explain look at)
         self.bitmaps_read = 0
@@ -151,10 +155,40 @@ class BitmapIndex:
             for c in cast:
                 flags |= pc.fill_null(pc.equal(keys, c), False).to_numpy(zero_copy_only=False)
         else:
+            where = self._key_rows()
+            if where is not None:  # (the keys by value: one look-up per value)
+                found = {where.get(c.as_py(), -1) for c in cast}  # type: ignore[union-attr]
+                found.discard(-1)
+                return self._union(np.asarray(sorted(found), np.int64), physical, True)
             value_set = pa.array([c.as_py() for c in cast], self.value_type)  # type: ignore[union-attr]
             hit = pc.fill_null(pc.is_in(keys, value_set=value_set), False)
             flags = hit.to_numpy(zero_copy_only=False)
         return self._union(np.flatnonzero(flags), physical, not self._floating())
+
+    def _key_rows(self) -> dict[object, int] | None:
+        """Each non-null key's row, made once (None: too many keys, or a key type whose
+        Python values may compare equal where Arrow's do not: only integers, strings and
+        binaries)."""
+        if self._rows_by_key is None:
+            keys, t = self.keys(), self.value_type
+            plain = (
+                pa.types.is_integer(t)
+                or pa.types.is_string(t)
+                or pa.types.is_large_string(t)
+                or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t)
+            )
+            if not plain or len(keys) > _KEYS_BY_VALUE:
+                self._rows_by_key = False
+            else:
+                values = keys.to_pylist()
+                made = {v: i for i, v in enumerate(values) if v is not None}
+                # (keys are distinct as pylance writes them; if not, the kernels answer)
+                distinct = len(made) == len(values) - keys.null_count
+                self._rows_by_key = made if distinct else False
+        return (
+            self._rows_by_key if isinstance(self._rows_by_key, dict) and self._rows_by_key else None
+        )
 
     def between(
         self,

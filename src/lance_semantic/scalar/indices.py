@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Final
 
-from ..manifest import IndexEntry
+from ..manifest import IndexEntry, index_entries
 from ..storage import ObjectStore
 from .bitmaps import BitmapIndex, LabelListIndex
 from .btree import BTreeIndex
 from .files import KEPT_INDICES, Kept
 
-__all__ = ["SCALAR_DETAILS", "open_scalar_index", "clear_kept_indices"]
+__all__ = ["SCALAR_DETAILS", "open_scalar_index", "clear_kept_indices", "single_field_entries"]
 
 #: where an index's files live in the table: ``_indices/<uuid>/<file>``
 _INDEX_DIR: Final = "_indices"
@@ -48,6 +49,34 @@ def open_scalar_index(store: ObjectStore, entry: IndexEntry) -> ScalarReader | N
     return _KEPT.get(key, make)
 
 
+#: the index entries of one field of the index sections seen last, by section (its bytes:
+#: a new index, a remap or a drop writes another section), bounded
+_ENTRIES: dict[bytes, dict[int, tuple[IndexEntry, ...]]] = {}
+_ENTRIES_KEPT = 64
+_ENTRIES_LOCK = threading.Lock()
+
+
+def single_field_entries(section: bytes) -> dict[int, tuple[IndexEntry, ...]]:
+    """The entries of ``section`` that index one field, by field id, in section order
+    (decoded once per section: decoding cost about 0.1 ms per entry and query)."""
+    found = _ENTRIES.get(section)
+    if found is not None:
+        return found
+    made: dict[int, list[IndexEntry]] = {}
+    for entry in index_entries(section):
+        if len(entry.fields) == 1:
+            made.setdefault(entry.fields[0], []).append(entry)
+    out = {f: tuple(entries) for f, entries in made.items()}
+    with _ENTRIES_LOCK:
+        if len(_ENTRIES) >= _ENTRIES_KEPT:
+            del _ENTRIES[next(iter(_ENTRIES))]
+        _ENTRIES[section] = out
+    return out
+
+
 def clear_kept_indices() -> None:
-    """Forget every opened scalar index (their cached lookups, pages and bitmaps)."""
+    """Forget every opened scalar index (their cached lookups, pages and bitmaps) and the
+    index sections decoded."""
     _KEPT.clear()
+    with _ENTRIES_LOCK:
+        _ENTRIES.clear()

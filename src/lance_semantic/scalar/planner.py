@@ -11,9 +11,14 @@ types of the columns they meet) and answers what it can from the indices of its 
 - ``NOT``, ``<>``, ``NOT IN``, ``NOT BETWEEN``: the complement of an *exact* inner
   selection (a superset: the rows where the inner predicate is null come back).
 
-The caller always evaluates the whole filter again on the selected rows, so a scan through
-the indices returns what an unindexed scan returns. ``complete``: the selection is exactly
-the filter's rows (every part answered exactly), so counting needs no rows.
+The caller evaluates the whole filter again on the selected rows, so a scan through the
+indices returns what an unindexed scan returns, unless the selection is ``complete``:
+exactly the filter's rows (every part answered exactly), so counting needs no rows and
+the rows taken need no evaluation.
+
+A filter of the simple shape (``query.simple_filters``: comparisons, ``IN``, ``BETWEEN``,
+``IS NULL`` with ``AND`` / ``OR`` / ``NOT``) arrives as that small tree instead of a
+DataFusion ``Expr``, and is walked the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +29,16 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from ..query.simple_filters import (
+    Between,
+    Both,
+    Compare,
+    Either,
+    InValues,
+    Negation,
+    NullTest,
+    SimpleFilter,
+)
 from .rowsets import RowSelection
 
 __all__ = ["ScalarIndex", "Selected", "select_rows"]
@@ -69,6 +84,7 @@ class Selected:
     complete: bool
 
 
+_SIMPLE = (Compare, InValues, Between, NullTest, Both, Either, Negation)
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!=", "<>": "<>"}
 
 
@@ -105,6 +121,10 @@ def _variant(e: Any) -> Any:
 
 
 def _conjuncts(expr: Any) -> list[Any]:
+    if isinstance(expr, Both):
+        return _conjuncts(expr.left) + _conjuncts(expr.right)
+    if isinstance(expr, _SIMPLE):
+        return [expr]
     v = _variant(expr)
     if type(v).__name__ == "BinaryExpr" and str(v.op()).upper() == "AND":
         return _conjuncts(v.left()) + _conjuncts(v.right())
@@ -121,6 +141,8 @@ class _Walker:
         self.indices, self.physical, self.budget = indices, physical, budget
 
     def answer(self, e: Any) -> RowSelection | None:
+        if isinstance(e, _SIMPLE):
+            return self.simple(e)
         try:
             kind = e.variant_name()
         except AttributeError:
@@ -173,29 +195,64 @@ class _Walker:
             return None
         if not literal.is_valid:  # compared with NULL: never true
             return self._none(column)
+        return self._compare(column, op, literal)
+
+    def _compare(self, column: str, op: str, literal: pa.Scalar) -> RowSelection | None:
+        """``column <op> literal`` (a valid literal)."""
         if op in ("!=", "<>"):
-            return self._not(
-                self._each(
-                    column, lambda ix: ix.in_values([literal], self.physical, budget=self.budget)
-                )
-            )
+            return self._not(self._values(column, [literal]))
         if op == "=":
-            return self._each(
-                column, lambda ix: ix.in_values([literal], self.physical, budget=self.budget)
-            )
-        low_in = op == ">="
-        high_in = op == "<="
+            return self._values(column, [literal])
         if op in (">", ">="):
-            return self._each(
-                column,
-                lambda ix: ix.between(
-                    literal, low_in, None, False, self.physical, budget=self.budget
-                ),
-            )
+            return self._range(column, literal, op == ">=", None, False)
+        return self._range(column, None, False, literal, op == "<=")
+
+    def _values(self, column: str, values: list[pa.Scalar]) -> RowSelection | None:
+        """``column IN (values)`` (valid literals)."""
+        return self._each(
+            column, lambda ix: ix.in_values(values, self.physical, budget=self.budget)
+        )
+
+    def _range(
+        self,
+        column: str,
+        low: pa.Scalar | None,
+        low_in: bool,
+        high: pa.Scalar | None,
+        high_in: bool,
+    ) -> RowSelection | None:
         return self._each(
             column,
-            lambda ix: ix.between(None, False, literal, high_in, self.physical, budget=self.budget),
+            lambda ix: ix.between(low, low_in, high, high_in, self.physical, budget=self.budget),
         )
+
+    def simple(self, node: SimpleFilter) -> RowSelection | None:
+        """The rows of a filter read without DataFusion (``query.simple_filters``)."""
+        if isinstance(node, (Both, Either)):
+            left, right = self.simple(node.left), self.simple(node.right)
+            if isinstance(node, Both):
+                if left is None or right is None:
+                    return left if right is None else right
+                return left.intersect(right)
+            if left is None or right is None:
+                return None
+            return left.union(right)
+        if isinstance(node, Negation):
+            return self._not(self.simple(node.inner))
+        column = self._indexed(node.column, label_list=False)
+        if column is None:
+            return None
+        if isinstance(node, Compare):
+            return self._compare(column, node.op, node.value)
+        if isinstance(node, InValues):
+            got = self._values(column, list(node.values))
+            return self._not(got) if node.negated else got
+        if isinstance(node, Between):
+            got = self._range(column, node.low, True, node.high, True)
+            return self._not(got) if node.negated else got
+        if node.negated:
+            return self._each(column, lambda ix: ix.is_not_null(self.physical))
+        return self._each(column, lambda ix: ix.is_null(self.physical))
 
     def _not(self, inner: RowSelection | None) -> RowSelection | None:
         if inner is None or not inner.exact:
@@ -210,7 +267,7 @@ class _Walker:
         valid = [lit for lit in literals if lit is not None and lit.is_valid]
         if not valid:
             return self._none(column)
-        return self._each(column, lambda ix: ix.in_values(valid, self.physical, budget=self.budget))
+        return self._values(column, valid)
 
     def _between(self, target: Any, low: Any, high: Any) -> RowSelection | None:
         column = self._column(target)
@@ -219,9 +276,7 @@ class _Walker:
             return None
         if not lo.is_valid or not hi.is_valid:
             return None
-        return self._each(
-            column, lambda ix: ix.between(lo, True, hi, True, self.physical, budget=self.budget)
-        )
+        return self._range(column, lo, True, hi, True)
 
     def _function(self, e: Any) -> RowSelection | None:
         try:
@@ -252,7 +307,10 @@ class _Walker:
         v = _variant(e)
         if type(v).__name__ != "Column":
             return None
-        name = v.name()
+        return self._indexed(v.name(), label_list=label_list)
+
+    def _indexed(self, name: str, *, label_list: bool | None) -> str | None:
+        """``name`` when the column has indices (of the kind ``label_list`` asks)."""
         found = self.indices.get(name)
         if not found:
             return None

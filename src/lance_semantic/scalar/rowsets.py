@@ -101,11 +101,12 @@ def from_addresses(addresses: np.ndarray, fragments: frozenset[int]) -> dict[int
     addresses = np.sort(np.asarray(addresses, dtype=np.uint64))
     frag = (addresses >> np.uint64(32)).astype(np.int64)
     offsets = (addresses & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    bounds = np.flatnonzero(np.diff(frag)) + 1
-    for part_f, part_o in zip(np.split(frag, bounds), np.split(offsets, bounds), strict=True):
-        fid = int(part_f[0])
+    starts = [0, *(np.flatnonzero(np.diff(frag)) + 1).tolist()]
+    ends = [*starts[1:], len(frag)]
+    for a, b in zip(starts, ends, strict=True):
+        fid = int(frag[a])
         if fid in out:
-            out[fid] = BitMap(part_o)
+            out[fid] = BitMap(offsets[a:b])
     return out
 
 
