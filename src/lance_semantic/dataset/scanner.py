@@ -443,7 +443,7 @@ def make_scanner(
             prefilter=bool(prefilter),
             fast_search=bool(fast_search),
         )
-        request = replace(request, full_text=text)
+        request = replace(request, full_text_query=text)
     return open_scanner(ds, request)
 
 
