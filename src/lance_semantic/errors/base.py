@@ -131,10 +131,10 @@ class NotSupportedYetError(LanceSemanticError, NotImplementedError):
     >>> import pyarrow as pa, lance_semantic as ls
     >>> ds = ls.write_dataset(pa.table({"id": [1]}), "t.lance")
     >>> try:
-    ...     ds.scanner(full_text_query="hello")
+    ...     ds.scanner(order_by=["id"])
     ... except ls.NotSupportedYetError as e:
     ...     print(e.feature, "|", isinstance(e, NotImplementedError))
-    full text search (full_text_query=) | True
+    ordered scans (order_by=); sort the result instead | True
     """
 
     def __init__(self, feature: str) -> None:
