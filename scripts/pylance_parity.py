@@ -85,7 +85,10 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         "`LanceOperation.CreateIndex` through either library; `rabitq_model` raises "
         "`NotSupportedYetError`",
     ),
-    "create_scalar_index": (NOT_YET, "scalar indices (BTREE, BITMAP, LABEL_LIST, INVERTED)"),
+    "create_scalar_index": (
+        DIFFERS,
+        "BTREE, BITMAP, LABEL_LIST and INVERTED indices in pylance 14's files",
+    ),
     "data_storage_version": (SAME, ""),
     "deep_clone": (NOT_YET, "clones"),
     "delete": (
@@ -179,7 +182,9 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         DIFFERS,
         "pylance's `LanceScanner` names; `with_row_id` / `with_row_address` as pylance numbers "
         "them; `nearest` searches through the column's IVF_FLAT / IVF_PQ / IVF_SQ index "
-        "(pylance's or ours) and flat elsewhere, as pylance; full-text and `order_by` raise "
+        "(pylance's or ours) and flat elsewhere, as pylance; `full_text_query` searches the "
+        "INVERTED indices (pylance's or ours) with BM25 and flat elsewhere, as pylance "
+        "(`lance_semantic.fts` query objects: pylance's are opaque); `order_by` raises "
         "`NotSupportedYetError`, tuning options are accepted and ignored",
     ),
     "schema": (SAME, "on flagged tables the output encodings are applied"),
