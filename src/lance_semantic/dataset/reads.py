@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import ReadError
+from ..fts import FullTextQuery
 from ..read import (
     Columns,
     Filter,
@@ -426,6 +427,7 @@ its value; pylance refuses it too: use a literal of the column's type
         fragments: Sequence[LanceFragment] | None = None,
         nearest: Mapping[str, Any] | None = None,
         use_scalar_index: bool | None = None,
+        full_text_query: str | Mapping[str, Any] | FullTextQuery | None = None,
         **options: Any,
     ) -> Scanner:
         """A :class:`~lance_semantic.Scanner` of this version: ``to_table()``,
@@ -507,6 +509,7 @@ its value; pylance refuses it too: use a literal of the column's type
             fragments=fragments,
             nearest=nearest,
             use_scalar_index=use_scalar_index,
+            full_text_query=full_text_query,
             **options,
         )
 

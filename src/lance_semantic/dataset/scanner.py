@@ -445,7 +445,7 @@ def make_scanner(
                 "ids (its index holds row ids, not read yet)"
             )
         text = TextSearch(parsed, prefilter=bool(prefilter), fast_search=bool(fast_search))
-        request = replace(request, full_text=text)
+        request = replace(request, full_text_query=text)
     return open_scanner(ds, request)
 
 

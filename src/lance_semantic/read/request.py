@@ -64,7 +64,7 @@ class ScanRequest:
     use_scalar_index: bool | None = None
     #: a full text search (pylance's ``full_text_query``, with ``prefilter`` /
     #: ``fast_search``): the scan returns the matching rows best first, with ``_score``
-    full_text: TextSearch | None = None
+    full_text_query: TextSearch | None = None
 
     @property
     def row_columns(self) -> tuple[str, ...]:

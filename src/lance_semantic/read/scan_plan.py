@@ -49,7 +49,7 @@ class ScanPlan:
     identity: bool = False
     #: a vector search (the request's ``nearest``): what it reads and the result's schema
     search: SearchPlan | None = None
-    #: a full text search (the request's ``full_text``): the result's schema
+    #: a full text search (the request's ``full_text_query``): the result's schema
     text: TextPlan | None = None
 
     @property

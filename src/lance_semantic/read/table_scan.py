@@ -78,7 +78,7 @@ def plan_scan(
     result schema; ``_distance`` may be one of ``columns``, which places it."""
     if request.nearest is not None:
         return _plan_search(table, request, flagged=flagged)
-    if request.full_text is not None:
+    if request.full_text_query is not None:
         return _plan_text(table, request, flagged=flagged)
     columns, filter, output_encodings = request.columns, request.filter, request.output_encodings
     predicate = None
@@ -207,7 +207,7 @@ def _plan_search(table: TableSchema, request: ScanRequest, *, flagged: bool) -> 
 def _plan_text(table: TableSchema, request: ScanRequest, *, flagged: bool) -> ScanPlan:
     """The plan of a full text search: the outputs' plan (``columns`` without ``_score``,
     and the filter) with its ``text``; each searched column must be a string column."""
-    search = request.full_text
+    search = request.full_text_query
     assert search is not None
     for column in search.query.columns:
         _text_column(table, column, flagged)
@@ -220,7 +220,9 @@ def _plan_text(table: TableSchema, request: ScanRequest, *, flagged: bool) -> Sc
         if SCORE in columns:
             score_at = columns.index(SCORE)
             columns.remove(SCORE)
-    plan = plan_scan(table, replace(request, columns=columns, full_text=None), flagged=flagged)
+    plan = plan_scan(
+        table, replace(request, columns=columns, full_text_query=None), flagged=flagged
+    )
     if SCORE in plan.output_schema.names:
         raise ValueError(f"columns already hold a column named {SCORE!r}")
     if score_at is None:

@@ -1,5 +1,5 @@
 """Full text search over a scan (layer L4): the rows of a ``ScanRequest`` whose
-``full_text`` is set, best BM25 score first, in pylance's shape (the outputs, then
+``full_text_query`` is set, best BM25 score first, in pylance's shape (the outputs, then
 ``_score`` float32).
 
 Each column the query searches is searched through its INVERTED index

@@ -205,7 +205,7 @@ def test_pickled_scanner_reads_the_same(table: ls.Dataset) -> None:
         ({"fragments": [7]}, ValueError, "fragments"),
         ({"foo": 1}, TypeError, "foo"),
         ({"nearest": {"column": "v", "q": [1.0]}}, ValueError, "nearest column 'v'"),
-        ({"full_text_query": "x"}, NotSupportedYetError, "full_text_query"),
+        ({"full_text_query": 3}, TypeError, "full_text_query"),
         ({"order_by": ["i"]}, NotSupportedYetError, "order_by"),
         ({"strict_batch_size": True}, NotSupportedYetError, "strict_batch_size"),
         ({"blob_handling": "all_binary"}, NotSupportedYetError, "blob_handling"),
