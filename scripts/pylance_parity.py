@@ -87,10 +87,10 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
     ),
     "create_scalar_index": (
         DIFFERS,
-        "BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER in pylance's files (pylance "
-        "uses them); INVERTED / FTS / NGRAM / RTREE / MINHASHLSH, nested fields, an "
-        "`IndexConfig` and `progress_callback` raise `NotSupportedYetError`; unknown "
-        "options raise `TypeError` (pylance ignores them)",
+        "BTREE / BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER / INVERTED in pylance's files "
+        "(pylance uses them); NGRAM / RTREE / MINHASHLSH, nested fields, an `IndexConfig` and "
+        "`progress_callback` raise `NotSupportedYetError`; unknown options raise `TypeError` "
+        "(pylance ignores them)",
     ),
     "data_storage_version": (SAME, ""),
     "deep_clone": (NOT_YET, "clones"),
@@ -185,7 +185,9 @@ DATASET_NOTES: dict[str, tuple[str, str]] = {
         DIFFERS,
         "pylance's `LanceScanner` names; `with_row_id` / `with_row_address` as pylance numbers "
         "them; `nearest` searches through the column's IVF_FLAT / IVF_PQ / IVF_SQ index "
-        "(pylance's or ours) and flat elsewhere, as pylance; full-text and `order_by` raise "
+        "(pylance's or ours) and flat elsewhere, as pylance; `full_text_query` searches the "
+        "INVERTED indices (pylance's or ours) with BM25 and flat elsewhere, as pylance "
+        "(`lance_semantic.fts` query objects: pylance's are opaque); `order_by` raises "
         "`NotSupportedYetError`, tuning options are accepted and ignored",
     ),
     "schema": (SAME, "on flagged tables the output encodings are applied"),

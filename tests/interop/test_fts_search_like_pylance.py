@@ -494,3 +494,15 @@ def test_json_column_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(NotSupportedYetError, match="JSON column 'j'"):
         ds.to_table(full_text_query={"query": "hello", "columns": ["j"]})
+
+
+def test_stable_row_ids_refused(tmp_path: Path) -> None:
+    """The index of a table with stable row ids holds row ids (not read yet): refused, never
+    searched another way."""
+    uri = str(tmp_path / "t.lance")
+    table = pa.table({"id": [1, 2], "text": ["hello world", "World"]})
+    pl = lance.write_dataset(table, uri, enable_stable_row_ids=True)
+    pl.create_scalar_index("text", "INVERTED")
+    assert pl.to_table(full_text_query="world").num_rows == 2
+    with pytest.raises(NotSupportedYetError, match="stable row ids"):
+        ls.dataset(uri).to_table(full_text_query="world")

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import ReadError
+from ..fts import FullTextQuery
 from ..read import (
     Columns,
     Filter,
@@ -426,7 +427,7 @@ its value; pylance refuses it too: use a literal of the column's type
         fragments: Sequence[LanceFragment] | None = None,
         nearest: Mapping[str, Any] | None = None,
         use_scalar_index: bool | None = None,
-        full_text_query: object = None,
+        full_text_query: str | Mapping[str, Any] | FullTextQuery | None = None,
         **options: Any,
     ) -> Scanner:
         """A :class:`~lance_semantic.Scanner` of this version: ``to_table()``,
@@ -435,9 +436,9 @@ its value; pylance refuses it too: use a literal of the column's type
         ``with_row_id`` adds ``_rowid`` (uint64, ``fragment id << 32 | row offset``),
         ``with_row_address`` ``_rowaddr``. pylance's tuning options (``batch_readahead``,
         ``scan_in_order``, ...) are accepted and ignored; those of features not here
-        (``order_by``, ...) raise ``NotSupportedYetError`` unless left at their default;
-        other names are a ``TypeError``. ``columns``, ``filter``, ``limit``, ``offset``,
-        ``batch_size`` and ``output_encodings`` are those of :meth:`to_table`;
+        (``order_by``, ...) raise ``NotSupportedYetError`` unless left at their
+        default; other names are a ``TypeError``. ``columns``, ``filter``, ``limit``,
+        ``offset``, ``batch_size`` and ``output_encodings`` are those of :meth:`to_table`;
         ``fragments`` restricts the scan to some fragments.
 
         A ``filter`` is answered through the table's BTREE / BITMAP / LABEL_LIST indices

@@ -437,12 +437,14 @@ def make_scanner(
         if nearest is not None:
             raise ValueError("a scan cannot hold both nearest and full_text_query")
         snap = ds._snapshot()
-        indexed = inverted_columns(snap.semantic_schema, row_address_indices(snap))
-        text = TextSearch(
-            parse_full_text_query(full_text_query, indexed),
-            prefilter=bool(prefilter),
-            fast_search=bool(fast_search),
-        )
+        indexed = inverted_columns(snap.semantic_schema, snap.manifest.index_section)
+        parsed = parse_full_text_query(full_text_query, indexed)
+        if row_address_indices(snap) is None and set(parsed.columns) & set(indexed):
+            raise NotSupportedYetError(
+                "full text search through the INVERTED index of a table with stable row "
+                "ids (its index holds row ids, not read yet)"
+            )
+        text = TextSearch(parsed, prefilter=bool(prefilter), fast_search=bool(fast_search))
         request = replace(request, full_text_query=text)
     return open_scanner(ds, request)
 
