@@ -359,17 +359,21 @@ def test_create_index_points_to_create_scalar_index(tmp_path: Path) -> None:
         lance.dataset(ds.uri).create_index("a", "BTREE")
 
 
-def test_a_failed_write_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("column", "kind"), [("a", "BTREE"), ("t", "INVERTED")])
+def test_a_failed_write_leaves_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column: str, kind: str
+) -> None:
     uri = str(tmp_path / "t.lance")
-    ds = ls.write_dataset(pa.table({"a": np.arange(10)}), uri)
-    from lance_semantic.dataset.indices import create_scalar
+    table = pa.table({"a": np.arange(10), "t": [f"word {i}" for i in range(10)]})
+    ds = ls.write_dataset(table, uri)
+    from lance_semantic.dataset.indices import commit_index
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise OSError("disk full")
 
-    monkeypatch.setattr(create_scalar, "commit", boom)
+    monkeypatch.setattr(commit_index, "commit", boom)
     with pytest.raises(OSError, match="disk full"):
-        ds.create_scalar_index("a", "BTREE")
+        ds.create_scalar_index(column, kind)
     assert ds.version == 1
     folder = os.path.join(uri, "_indices")
     assert not os.path.exists(folder) or os.listdir(folder) == []

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -32,7 +31,6 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ...commit import commit
 from ...errors import CorruptTableError, NotSupportedYetError
 from ...fts import inverted_write
 from ...fts.inverted_write import (
@@ -44,20 +42,17 @@ from ...fts.inverted_write import (
 )
 from ...fts.tokenize import Analyzer
 from ...manifest import (
-    CreateIndex,
     Fragment,
     IndexEntry,
     IndexFile,
     Manifest,
-    encode_index_entry,
-    index_entries,
 )
 from ...read import ScanRequest, plan_scan, run_scan
 from ...scalar.files import IndexFile as IndexFileReader
 from ...storage import UncommittedFiles
 from ...types.layouts import default_output_encoding
 from ..core import Snapshot
-from .drop import raw_entries
+from .commit_index import commit_new_index
 
 __all__ = [
     "build_inverted_index",
@@ -198,25 +193,15 @@ def create_inverted_index(
     if fragment_ids is not None:
         raise NotSupportedYetError("create_scalar_index: fragment_ids for an INVERTED index")
     _text_column(snap, column)
-    existing = [e for e in index_entries(snap.manifest.index_section) if e.name == index_name]
-    if existing and not replace:
-        raise RuntimeError(
-            f"Index name '{index_name}' already exists, please specify a different name or "
-            "use replace=True"
-        )
-    uuid = index_uuid or str(uuidlib.uuid4())
-    folder = f"_indices/{uuid}"
-    try:
-        with UncommittedFiles(snap.store) as files:
-            entry = build_inverted_index(snap, files, column, index_name, uuid, params, train)
-            op = CreateIndex(
-                new_indices=(encode_index_entry(entry),),
-                removed_indices=tuple(raw_entries(snap.manifest, {e.uuid for e in existing})),
-            )
-            manifest = commit(snap.store, snap.manifest, op, files=files)
-    except BaseException:
-        snap.store.remove_empty_dir(folder)  # its files are gone (UncommittedFiles)
-        raise
+    manifest = commit_new_index(
+        snap,
+        index_name,
+        replace,
+        index_uuid,
+        lambda files, uuid: build_inverted_index(
+            snap, files, column, index_name, uuid, params, train
+        ),
+    )
     return manifest, None
 
 

@@ -37,15 +37,11 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...commit import commit
 from ...errors import ColumnNotFoundError, NotSupportedYetError
 from ...manifest import (
-    CreateIndex,
     IndexEntry,
     IndexFile,
     Manifest,
-    encode_index_entry,
-    index_entries,
 )
 from ...read import ScanPlan, ScanRequest, plan_scan, run_scan
 from ...scalar.bitmap_write import write_bitmap
@@ -55,8 +51,8 @@ from ...scalar.zonemap_write import ZONEMAP_DETAILS, ZONEMAP_FILE, write_zonemap
 from ...storage import UncommittedFiles
 from ...types.layouts import default_output_encoding
 from ..core import Snapshot
+from .commit_index import commit_new_index
 from .create_inverted import create_inverted_index
-from .drop import raw_entries
 
 __all__ = [
     "create_scalar_index",
@@ -272,25 +268,15 @@ def create_scalar_index(
     index_name = name or f"{path}_idx"
     index_uuid = _uuid(index_uuid)
     _key_column(snap, path, kind)  # the column's checks, before anything is written
-    existing = [e for e in index_entries(snap.manifest.index_section) if e.name == index_name]
-    if existing and not replace:
-        raise RuntimeError(
-            f"Index name '{index_name}' already exists, please specify a different name or "
-            "use replace=True"
-        )
-    uuid = index_uuid or str(uuidlib.uuid4())
-    folder = f"_indices/{uuid}"
-    try:
-        with UncommittedFiles(snap.store) as files:
-            entry = build_scalar_index(snap, files, kind, path, index_name, uuid, train=train)
-            op = CreateIndex(
-                new_indices=(encode_index_entry(entry),),
-                removed_indices=tuple(raw_entries(snap.manifest, {e.uuid for e in existing})),
-            )
-            manifest = commit(snap.store, snap.manifest, op, files=files)
-    except BaseException:
-        snap.store.remove_empty_dir(folder)  # its files are gone (UncommittedFiles)
-        raise
+    manifest = commit_new_index(
+        snap,
+        index_name,
+        replace,
+        index_uuid,
+        lambda files, uuid: build_scalar_index(
+            snap, files, kind, path, index_name, uuid, train=train
+        ),
+    )
     return manifest, None
 
 
