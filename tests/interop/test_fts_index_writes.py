@@ -267,3 +267,35 @@ def test_our_optimize_extends_the_index_as_pylance_does(tmp_path: Path, built_by
         got = a.to_table(full_text_query=q, columns=["id"], limit=25)
         want = b.to_table(full_text_query=q, columns=["id"], limit=25)
         assert _ranked(got, 25) == _ranked(want, 25), q
+
+
+@pytest.mark.parametrize("with_position", [False, True], ids=["no positions", "positions"])
+@pytest.mark.parametrize("built_by", ["pylance", "ours"])
+def test_compaction_remaps_the_index_as_pylance_does(
+    tmp_path: Path, built_by: str, with_position: bool
+) -> None:
+    ours, theirs = _twins(tmp_path, 100)
+    lib = lance if built_by == "pylance" else ls
+    lib.dataset(ours).create_scalar_index("text", "INVERTED", with_position=with_position)
+    lance.dataset(theirs).create_scalar_index("text", "INVERTED", with_position=with_position)
+    for uri in (ours, theirs):
+        lance.dataset(uri).delete("id % 5 = 0 or id >= 590")
+    ls.dataset(ours).optimize.compact_files(target_rows_per_fragment=300)
+    lance.dataset(theirs).optimize.compact_files(target_rows_per_fragment=300)
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    assert [f.count_rows() for f in a.get_fragments()] == [
+        f.count_rows() for f in b.get_fragments()
+    ]
+    (index,) = a.describe_indices()
+    (segment,) = index.segments
+    assert segment.fragment_ids == {f.fragment_id for f in a.get_fragments()}
+    queries: list[Any] = ["fox", "semantic type", "москва", "running"]
+    if with_position:
+        queries.append('"lazy dog"')
+    for q in queries:
+        got = a.to_table(full_text_query=q, columns=["id"], limit=40)
+        want = b.to_table(full_text_query=q, columns=["id"], limit=40)
+        assert _ranked(got, 40) == _ranked(want, 40), q
+        # and our reader, through the remapped index
+        mine = ls.dataset(ours).to_table(full_text_query=q, columns=["id"], limit=40)
+        assert _ranked(mine, 40) == _ranked(want, 40), q

@@ -46,8 +46,11 @@ __all__ = [
     "inverted_details",
     "params_json",
     "write_inverted",
+    "write_metadata",
+    "write_partition",
     "warm_up",
     "EMPTY_BITMAP",
+    "Postings",
 ]
 
 INVERTED_DETAILS_TYPE_URL: Final = "/lance.table.InvertedIndexDetails"
@@ -212,7 +215,7 @@ def _write(
 
 
 @dataclass(frozen=True)
-class _Postings:
+class Postings:
     """Every token's postings, tokens in id order: ``docs`` / ``freqs`` of token ``t`` at
     ``starts[t]:starts[t + 1]``; with positions, posting ``p``'s are
     ``positions[pos_starts[p]:pos_starts[p + 1]]``."""
@@ -229,7 +232,7 @@ def _postings(
     doc_of: npt.NDArray[np.int64],
     n_tokens: int,
     positions: npt.NDArray[np.uint32] | None,
-) -> _Postings:
+) -> Postings:
     width = int(doc_of[-1]) + 1 if len(doc_of) else 1
     keys = token_ids * width + doc_of
     if positions is None:
@@ -250,7 +253,7 @@ def _postings(
     starts = np.zeros(n_tokens + 1, np.int64)
     np.cumsum(np.bincount(tok, minlength=n_tokens), out=starts[1:])
     pos_starts = None if positions is None else bounds
-    return _Postings(starts, docs, freqs, pos_starts, sorted_positions)
+    return Postings(starts, docs, freqs, pos_starts, sorted_positions)
 
 
 def _lists(
@@ -268,7 +271,7 @@ def _lists(
     return pa.ListArray.from_arrays(pa.array(rows, pa.int32()), values)
 
 
-def _invert_table(p: _Postings, doc_lens: npt.NDArray[np.uint32], total: int) -> pa.Table:
+def _invert_table(p: Postings, doc_lens: npt.NDArray[np.uint32], total: int) -> pa.Table:
     lengths = np.diff(p.starts)
     blocks = (lengths + _BLOCK - 1) // _BLOCK
     entries = blocks + (blocks + _LEVEL1 - 1) // _LEVEL1
@@ -307,7 +310,7 @@ def _invert_table(p: _Postings, doc_lens: npt.NDArray[np.uint32], total: int) ->
 
 
 def _position_columns(
-    kernels: ModuleType, p: _Postings, blocks: npt.NDArray[np.int64], n_blocks: int
+    kernels: ModuleType, p: Postings, blocks: npt.NDArray[np.int64], n_blocks: int
 ) -> list[pa.Array]:
     """``_compressed_position`` and ``_position_block_offset`` of every token."""
     n_tokens = len(p.starts) - 1
@@ -385,32 +388,41 @@ def write_inverted(
     dictionary = encoded.dictionary
     token_ids = encoded.indices.to_numpy().astype(np.int64)
     doc_of = np.repeat(np.arange(len(doc_lens), dtype=np.int64), doc_lens)
-    total = int(doc_lens.sum())
     listed = list(partitions) if partitions is not None else [partition]
-    described = {
-        "partitions": json.dumps(listed, separators=(",", ":")),
-        "token_set_format": "fst",
-        "params": params_json(params),
-    }
-    meta = pa.Table.from_arrays(
-        [pa.array([deleted_fragments], pa.binary())],
-        schema=pa.schema(_not_null(("deleted_fragments", pa.binary()))),
-    )
+    with_position = bool(params["with_position"])
     if not len(doc_lens):  # no documents: no partition of them, as pylance writes it
-        kept = [p for p in listed if p != partition]
-        empty = {**described, "partitions": json.dumps(kept, separators=(",", ":")), **_FORMAT}
-        return [_write(store, folder, "metadata.lance", meta, empty)]
+        listed = [p for p in listed if p != partition]
+        meta = write_metadata(store, folder, params, listed, deleted_fragments, False)
+        return [meta]
     flat_positions = None
-    if params["with_position"]:
+    if with_position:
         if positions is None:
             raise ValueError("write_inverted: with_position needs the tokens' positions")
         flat_positions = pc.list_flatten(positions).to_numpy().astype(np.uint32)
         if len(flat_positions) != len(token_ids):
             raise ValueError("write_inverted: positions and tokens differ in length")
     postings = _postings(token_ids, doc_of, len(dictionary), flat_positions)
+    files = write_partition(store, folder, partition, postings, row_ids, doc_lens, dictionary)
+    files.append(write_metadata(store, folder, params, listed, deleted_fragments, with_position))
+    return files
+
+
+def write_partition(
+    store: ObjectStore,
+    folder: str,
+    partition: int,
+    postings: Postings,
+    row_ids: npt.NDArray[np.uint64],
+    doc_lens: npt.NDArray[np.uint32],
+    dictionary: pa.Array,
+) -> list[InvertedFileWritten]:
+    """The three files of partition ``partition``: ``postings`` by token id (token ``t`` is
+    ``dictionary[t]``), document ``d`` the row at ``row_ids[d]`` with ``doc_lens[d]``
+    tokens; positions when ``postings`` holds them."""
+    total = int(doc_lens.sum())
     invert = _invert_table(postings, doc_lens, total)
     formats = dict(_FORMAT)
-    if flat_positions is not None:
+    if postings.positions is not None:
         formats.update(_POSITIONS)
     part = f"part_{partition}"
     files = [
@@ -422,6 +434,28 @@ def write_inverted(
         schema=pa.schema(_not_null(("_rowid", pa.uint64()), ("_num_tokens", pa.uint32()))),
     )
     files.append(_write(store, folder, f"{part}_docs.lance", docs, {"total_tokens": str(total)}))
-    described.update(formats)
-    files.append(_write(store, folder, "metadata.lance", meta, described))
     return files
+
+
+def write_metadata(
+    store: ObjectStore,
+    folder: str,
+    params: Mapping[str, Any],
+    partitions: Sequence[int],
+    deleted_fragments: bytes,
+    with_position: bool,
+) -> InvertedFileWritten:
+    """``metadata.lance``: the deleted fragments' bitmap, the partitions, the analyzer."""
+    described = {
+        "partitions": json.dumps(list(partitions), separators=(",", ":")),
+        "token_set_format": "fst",
+        "params": params_json(params),
+        **_FORMAT,
+    }
+    if with_position:
+        described.update(_POSITIONS)
+    meta = pa.Table.from_arrays(
+        [pa.array([deleted_fragments], pa.binary())],
+        schema=pa.schema(_not_null(("deleted_fragments", pa.binary()))),
+    )
+    return _write(store, folder, "metadata.lance", meta, described)

@@ -9,12 +9,12 @@ its default options (measured; docs/format/index-formats.md "Compaction"):
   merges fragments that different indices cover, so a group is covered whole or not at
   all); name, fields, dataset version and creation time stay.
 
-pylance remaps every index type it has. Here IVF_FLAT, IVF_PQ, IVF_SQ, BTREE, BITMAP and
-LABEL_LIST are remapped (scalar/remap.py); a compaction that would have to remap another
-type (INVERTED, ZONEMAP, HNSW, ...) is
-refused with ``NotSupportedYetError`` naming the index and its type, before anything is
-committed. No fragment-reuse index is written (pylance's ``defer_index_remap``, off by
-default, is refused by ``compact_files``).
+pylance remaps every index type it has. Here IVF_FLAT, IVF_PQ, IVF_SQ, BTREE, BITMAP,
+LABEL_LIST (scalar/remap.py) and INVERTED (fts/inverted_remap.py) are remapped; a compaction
+that would have to remap another type (ZONEMAP, BLOOMFILTER, HNSW, ...) is refused with
+``NotSupportedYetError`` naming the index and its type, before anything is committed. No
+fragment-reuse index is written (pylance's ``defer_index_remap``, off by default, is
+refused by ``compact_files``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...errors import NotSupportedYetError
+from ...fts.inverted_remap import remap_inverted_index
+from ...fts.inverted_write import INVERTED_DETAILS_TYPE_URL, INVERTED_INDEX_VERSION
 from ...manifest import (
     Fragment,
     IndexEntry,
@@ -60,7 +62,7 @@ def indices_to_remap(
     for entry in index_entries(manifest.index_section):
         if not ids & set(entry.fragment_ids):
             continue
-        if _scalar(entry):
+        if _scalar(entry) or _inverted(entry):
             out.append(entry)
             continue
         if open_ivf_index(store, entry) is None:
@@ -79,6 +81,15 @@ def _scalar(entry: IndexEntry) -> bool:
     """Whether ``entry`` is a BTREE / BITMAP / LABEL_LIST index remapped here."""
     known = REMAPPED_TYPES.get(entry.type_url)
     return known == entry.index_version and entry.base_id is None
+
+
+def _inverted(entry: IndexEntry) -> bool:
+    """Whether ``entry`` is an INVERTED index remapped here (fts/inverted_remap.py)."""
+    return (
+        entry.type_url == INVERTED_DETAILS_TYPE_URL
+        and entry.index_version == INVERTED_INDEX_VERSION
+        and entry.base_id is None
+    )
 
 
 def _address_map(store: ObjectStore, groups: Sequence[RewriteGroup]) -> RowAddressMap:
@@ -115,6 +126,11 @@ def remap_indices(
             for name in SCALAR_INDEX_FILES[entry.type_url]:
                 files.add(f"{folder}/{name}")
             written = remap_scalar_index(store, entry, mapping, new_uuid)
+        elif _inverted(entry):
+            for f in entry.files:  # the same partitions, the same names (or fewer)
+                files.add(f"{folder}/{f.path}")
+            files.add(f"{folder}/metadata.lance")
+            written = remap_inverted_index(store, entry, mapping, new_uuid)
         else:
             files.add(f"{folder}/auxiliary.idx")
             files.add(f"{folder}/index.idx")
