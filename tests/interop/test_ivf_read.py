@@ -198,7 +198,9 @@ def test_partitions_are_read_lazily_through_the_cache(
     for _ in range(2):
         search_ivf(index, q, 10, nprobes=PARTITIONS)
     assert 0 < small.size_bytes <= 20_000 and 1 <= len(small) < PARTITIONS
-    assert small.reads == 2 * PARTITIONS - small.hits and small.hits <= len(small)
+    # every lookup hits or reads; the second search cannot hit them all (a hit entry may be
+    # evicted later in the same search, so the hits are not bounded by what stays cached)
+    assert small.reads + small.hits == 2 * PARTITIONS and small.hits < PARTITIONS
 
 
 def test_row_filter_is_a_prefilter(tables: dict[tuple[str, str], str]) -> None:
