@@ -20,13 +20,13 @@ import pyarrow as pa
 
 from ..manifest import IndexEntry, IndexFile
 from ..scalar.files import IndexFile as IndexFileReader
+from ..scalar.remap import mapped_addresses
 from ..storage import ObjectStore
 from .inverted_write import (
     DEFAULT_PARAMS,
     EMPTY_BITMAP,
-    INVERTED_DETAILS_TYPE_URL,
-    INVERTED_INDEX_VERSION,
     Postings,
+    is_inverted,
     write_metadata,
     write_partition,
 )
@@ -36,18 +36,6 @@ from .token_map import TokenMap
 __all__ = ["remap_inverted_index"]
 
 Addresses = npt.NDArray[np.uint64]
-_REMOVED = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
-
-
-def _mapped(addresses: Addresses, mapping: Mapping[int, Addresses]) -> Addresses:
-    out = np.asarray(addresses, np.uint64).copy()
-    frags = out >> np.uint64(32)
-    for fid, table in mapping.items():
-        hit = frags == np.uint64(fid)
-        if hit.any():
-            offsets = (out[hit] & np.uint64(0xFFFF_FFFF)).astype(np.int64)
-            out[hit] = np.asarray(table, np.uint64)[offsets]
-    return out
 
 
 def remap_inverted_index(
@@ -56,11 +44,7 @@ def remap_inverted_index(
     """Write ``entry``'s INVERTED index remapped into ``_indices/<new_uuid>/``; the files
     written, or None for an index not remapped here (another type or version). ``mapping``:
     old fragment id -> the new address of each of its row offsets (all ones: dropped)."""
-    if (
-        entry.type_url != INVERTED_DETAILS_TYPE_URL
-        or entry.index_version != INVERTED_INDEX_VERSION
-        or entry.base_id is not None
-    ):
+    if not is_inverted(entry):
         return None
     old, folder = f"_indices/{entry.uuid}", f"_indices/{new_uuid}"
     reader = IndexFileReader(store, f"{old}/metadata.lance")
@@ -89,8 +73,7 @@ def _partition(
     with_position: bool,
 ) -> list[IndexFile]:
     docs = IndexFileReader(store, f"{old}/part_{p}_docs.lance").read_all()
-    addresses = _mapped(docs.column("_rowid").to_numpy(), mapping)
-    keep = addresses != _REMOVED
+    addresses, keep = mapped_addresses(docs.column("_rowid").to_numpy(), mapping)
     if not keep.any():
         return []
     new_id = np.cumsum(keep) - 1

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from ..codecs._kernel_cache import KernelCache
 from ..codecs._kernel_gate import Kernel, KernelGate
+from ..manifest import IndexEntry
 from ..storage import DataFileWriter, ObjectStore
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "KERNEL_CACHE",
     "InvertedFileWritten",
     "inverted_details",
+    "is_inverted",
     "params_json",
     "write_inverted",
     "write_metadata",
@@ -145,6 +147,15 @@ def warm_up() -> dict[str, float]:
 class InvertedFileWritten:
     path: str  # relative to the index folder
     size_bytes: int
+
+
+def is_inverted(entry: IndexEntry) -> bool:
+    """Whether ``entry`` is an INVERTED index of the version written (and remapped) here."""
+    return (
+        entry.type_url == INVERTED_DETAILS_TYPE_URL
+        and entry.index_version == INVERTED_INDEX_VERSION
+        and entry.base_id is None
+    )
 
 
 def params_json(params: Mapping[str, Any]) -> str:

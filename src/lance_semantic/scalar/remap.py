@@ -24,7 +24,7 @@ from .bitmaps import decode_row_id_tree_map
 from .btree_write import write_btree
 from .files import IndexFile as IndexFileReader
 
-__all__ = ["REMAPPED_TYPES", "remap_scalar_index", "SCALAR_INDEX_FILES"]
+__all__ = ["REMAPPED_TYPES", "mapped_addresses", "remap_scalar_index", "SCALAR_INDEX_FILES"]
 
 #: the new address of a row a compaction dropped
 _REMOVED: Final = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
@@ -45,7 +45,7 @@ SCALAR_INDEX_FILES: Final[dict[str, tuple[str, ...]]] = {
 Addresses = npt.NDArray[np.uint64]
 
 
-def _mapped(
+def mapped_addresses(
     addresses: Addresses, mapping: Mapping[int, Addresses]
 ) -> tuple[Addresses, npt.NDArray[np.bool_]]:
     """The new addresses of ``addresses`` (those outside ``mapping``'s fragments stay) and
@@ -94,7 +94,7 @@ def remap_scalar_index(
     if entry.type_url == "/lance.table.BTreeIndexDetails":
         table = IndexFileReader(store, f"{old}/page_data.lance").read_all()
         values = table.column("values").combine_chunks()
-        ids, keep = _mapped(table.column("ids").to_numpy(), mapping)
+        ids, keep = mapped_addresses(table.column("ids").to_numpy(), mapping)
         values, ids = _sorted_by_address(values.filter(pa.array(keep)), ids[keep])
         return write_btree(store, folder, values, ids)
     rel = f"{old}/{BITMAP_FILE}"
@@ -105,11 +105,13 @@ def remap_scalar_index(
     counts = np.asarray([len(e) for e in expanded], np.int64)
     flat = np.concatenate(expanded) if expanded else np.empty(0, np.uint64)
     repeated = keys.take(pa.array(np.repeat(np.arange(len(keys)), counts)))
-    ids, keep = _mapped(flat, mapping)
+    ids, keep = mapped_addresses(flat, mapping)
     values, ids = _sorted_by_address(repeated.filter(pa.array(keep)), ids[keep])
     if entry.type_url == "/lance.table.BitmapIndexDetails":
         return write_bitmap(store, folder, values, ids)
     meta = reader.schema_metadata()
     position = int(meta.get(b"lance:label_list_nulls", b"1"))
-    nulls, kept = _mapped(_expanded(reader.global_buffer(position), store.uri(rel)), mapping)
+    nulls, kept = mapped_addresses(
+        _expanded(reader.global_buffer(position), store.uri(rel)), mapping
+    )
     return write_bitmap(store, folder, values, ids, null_lists=np.sort(nulls[kept]))

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...errors import NotSupportedYetError
 from ...fts.inverted_remap import remap_inverted_index
-from ...fts.inverted_write import INVERTED_DETAILS_TYPE_URL, INVERTED_INDEX_VERSION
+from ...fts.inverted_write import is_inverted
 from ...manifest import (
     Fragment,
     IndexEntry,
@@ -62,7 +62,7 @@ def indices_to_remap(
     for entry in index_entries(manifest.index_section):
         if not ids & set(entry.fragment_ids):
             continue
-        if _scalar(entry) or _inverted(entry):
+        if _scalar(entry) or is_inverted(entry):
             out.append(entry)
             continue
         if open_ivf_index(store, entry) is None:
@@ -81,15 +81,6 @@ def _scalar(entry: IndexEntry) -> bool:
     """Whether ``entry`` is a BTREE / BITMAP / LABEL_LIST index remapped here."""
     known = REMAPPED_TYPES.get(entry.type_url)
     return known == entry.index_version and entry.base_id is None
-
-
-def _inverted(entry: IndexEntry) -> bool:
-    """Whether ``entry`` is an INVERTED index remapped here (fts/inverted_remap.py)."""
-    return (
-        entry.type_url == INVERTED_DETAILS_TYPE_URL
-        and entry.index_version == INVERTED_INDEX_VERSION
-        and entry.base_id is None
-    )
 
 
 def _address_map(store: ObjectStore, groups: Sequence[RewriteGroup]) -> RowAddressMap:
@@ -126,7 +117,7 @@ def remap_indices(
             for name in SCALAR_INDEX_FILES[entry.type_url]:
                 files.add(f"{folder}/{name}")
             written = remap_scalar_index(store, entry, mapping, new_uuid)
-        elif _inverted(entry):
+        elif is_inverted(entry):
             for f in entry.files:  # the same partitions, the same names (or fewer)
                 files.add(f"{folder}/{f.path}")
             files.add(f"{folder}/metadata.lance")

@@ -39,6 +39,7 @@ from ...fts.inverted_write import (
     INVERTED_DETAILS_TYPE_URL,
     INVERTED_INDEX_VERSION,
     inverted_details,
+    is_inverted,
 )
 from ...fts.tokenize import Analyzer
 from ...manifest import (
@@ -302,15 +303,6 @@ def extend_inverted_index(
         created_at_ms=int(time.time() * 1000),
         base_id=None,
         files=tuple(copied + [IndexFile(f.path, f.size_bytes) for f in written]),
-    )
-
-
-def is_inverted(entry: IndexEntry) -> bool:
-    """Whether ``entry`` is an INVERTED index of the version written here."""
-    return (
-        entry.type_url == INVERTED_DETAILS_TYPE_URL
-        and entry.index_version == INVERTED_INDEX_VERSION
-        and entry.base_id is None
     )
 
 
